@@ -1,0 +1,16 @@
+#include "engine/backend.h"
+
+#include "engine/error.h"
+
+namespace hg {
+
+const CudaBackend& require_cuda(const char* op) {
+  const CudaBackend* b = cuda_backend();
+  if (!b) fail(op, "a CUDA tensor was asked for, but handgrad was built without CUDA (configure with the CUDA "
+               "toolkit installed, nvcc on PATH); use Device::cpu");
+  if (!b->device_available())
+    fail(op, "a CUDA tensor was asked for, but no usable GPU is present: {}; use Device::cpu", b->device_summary());
+  return *b;
+}
+
+}  // namespace hg

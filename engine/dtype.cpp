@@ -1,0 +1,54 @@
+#include "engine/dtype.h"
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace hg {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::f64: return 8;
+    case DType::i64: return 8;
+    case DType::b8: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "float32";
+    case DType::f64: return "float64";
+    case DType::i64: return "int64";
+    case DType::b8: return "bool";
+  }
+  return "?";
+}
+
+const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+bool is_floating(DType t) { return t == DType::f32 || t == DType::f64; }
+
+std::string shape_str(const Shape& s) {
+  if (s.size() == 1) return fmt::format("({},)", s[0]);
+  return fmt::format("({})", fmt::join(s, ", "));
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& s) {
+  Shape st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+}  // namespace hg

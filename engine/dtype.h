@@ -1,0 +1,24 @@
+// engine/dtype.h — element types, devices and shapes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hg {
+
+// f32/f64 are the differentiable types; i64 holds indices (embedding, targets);
+// b8 holds boolean masks (true = may attend / keep).
+enum class DType : uint8_t { f32, f64, i64, b8 };
+enum class Device : uint8_t { cpu, cuda };
+
+using Shape = std::vector<int64_t>;
+
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+const char* device_name(Device d);
+bool is_floating(DType t);
+std::string shape_str(const Shape& s);  // "(3, 2)"
+int64_t shape_numel(const Shape& s);
+Shape contiguous_strides(const Shape& s);
+
+}  // namespace hg

@@ -1,0 +1,472 @@
+// engine/tensor.cpp — storage, metadata, element access, in-place writes, factories.
+// The differentiable views live in engine/views.cpp.
+#include "engine/tensor.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <new>
+
+#include "engine/backend.h"
+#include "engine/dispatch.h"
+#include "engine/error.h"
+#include "engine/strided.h"
+#include "engine/tape.h"
+
+namespace hg {
+
+namespace {
+std::atomic<size_t> g_live_bytes{0};
+std::atomic<uint64_t> g_next_id{1};
+constexpr std::align_val_t kAlign{64};
+}  // namespace
+
+// ---------------------------------------------------------------- storage
+
+Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
+  if (d == Device::cuda) {
+    data = n ? require_cuda("allocate").alloc(n) : nullptr;
+  } else {
+    data = n ? ::operator new(n, kAlign) : nullptr;
+  }
+  g_live_bytes += n;
+}
+
+Storage::~Storage() {
+  if (data) {
+    if (device == Device::cuda) cuda_backend()->free(data);
+    else ::operator delete(data, kAlign);
+  }
+  g_live_bytes -= nbytes;
+}
+
+size_t Storage::live_bytes() { return g_live_bytes.load(); }
+
+uint64_t next_tensor_id() { return g_next_id++; }
+
+int64_t wrap_dim(const char* op, int64_t d, int64_t rank) {
+  int64_t r = rank == 0 ? 1 : rank;
+  if (d < -r || d >= r)
+    fail(op, "dimension {} is out of range for a tensor of rank {} (valid: {} to {})", d, rank, -r, r - 1);
+  return d < 0 ? d + r : d;
+}
+
+// ---------------------------------------------------------------- metadata
+
+void Tensor::check_defined(const char* what) const {
+  if (!impl_) throw Error(fmt::format("{}: the tensor is undefined (default-constructed or an absent gradient)", what));
+}
+
+const Shape& Tensor::shape() const { check_defined("shape"); return impl_->shape; }
+const Shape& Tensor::strides() const { check_defined("strides"); return impl_->strides; }
+int64_t Tensor::offset() const { check_defined("offset"); return impl_->offset; }
+int64_t Tensor::dim() const { return static_cast<int64_t>(shape().size()); }
+int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim("size", d, dim())]; }
+int64_t Tensor::numel() const { return shape_numel(shape()); }
+DType Tensor::dtype() const { check_defined("dtype"); return impl_->dtype; }
+Device Tensor::device() const { check_defined("device"); return impl_->storage->device; }
+uint64_t Tensor::id() const { check_defined("id"); return impl_->id; }
+const std::string& Tensor::name() const { check_defined("name"); return impl_->name; }
+Tensor& Tensor::set_name(std::string n) { check_defined("set_name"); impl_->name = std::move(n); return *this; }
+std::string Tensor::label() const {
+  check_defined("label");
+  return impl_->name.empty() ? fmt::format("t{}", impl_->id) : impl_->name;
+}
+std::string Tensor::describe() const {
+  std::string s = fmt::format("{} {} {}", label(), shape_str(shape()), dtype_name(dtype()));
+  if (device() != Device::cpu) s += fmt::format(" {}", device_name(device()));
+  return s;
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expect = 1;
+  for (size_t i = impl_->shape.size(); i-- > 0;) {
+    if (impl_->shape[i] == 1) continue;
+    if (impl_->strides[i] != expect) return false;
+    expect *= impl_->shape[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  check_defined("data");
+  return static_cast<char*>(impl_->storage->data) + impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype));
+}
+
+// ---------------------------------------------------------------- autograd accessors
+
+bool Tensor::requires_grad() const { check_defined("requires_grad"); return impl_->requires_grad; }
+bool Tensor::is_leaf() const { check_defined("is_leaf"); return impl_->tape == nullptr; }
+
+Tensor& Tensor::requires_grad_(bool on) {
+  check_defined("requires_grad_");
+  if (!is_leaf())
+    fail("requires_grad_", "{} was produced by an op on the tape; only leaves can change requires_grad "
+         "(use .detach().requires_grad_() for a new leaf)", describe());
+  if (on && !is_floating(impl_->dtype))
+    fail("requires_grad_", "{} has dtype {}; only float32/float64 tensors can require grad", describe(),
+         dtype_name(impl_->dtype));
+  impl_->requires_grad = on;
+  return *this;
+}
+
+Tensor Tensor::grad() const { check_defined("grad"); return Tensor(impl_->grad); }
+void Tensor::zero_grad() { check_defined("zero_grad"); impl_->grad.reset(); }
+std::shared_ptr<Tape> Tensor::tape() const { check_defined("tape"); return impl_->tape; }
+size_t Tensor::tape_entry() const { check_defined("tape_entry"); return impl_->entry; }
+
+void Tensor::backward(const Tensor& seed, bool retain_graph) const {
+  BackwardOptions o;
+  o.retain_graph = retain_graph;
+  hg::backward(*this, seed, o);
+}
+
+Tensor Tensor::detach() const {
+  check_defined("detach");
+  auto impl = std::make_shared<TensorImpl>(*impl_);
+  impl->requires_grad = false;
+  impl->grad.reset();
+  impl->tape.reset();
+  impl->entry = 0;
+  impl->id = next_tensor_id();
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.impl()->storage;
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = base.dtype();
+  impl->id = next_tensor_id();
+  return Tensor(std::move(impl));
+}
+
+// ---------------------------------------------------------------- factories
+
+Tensor empty(const Shape& shape, DType t, Device d) {
+  for (int64_t s : shape)
+    if (s < 0) fail("empty", "negative size in shape {}", shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(t), d);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = t;
+  impl->id = next_tensor_id();
+  return Tensor(std::move(impl));
+}
+
+Tensor full(const Shape& shape, double v, DType t, Device d) {
+  Tensor out = empty(shape, t, d);
+  NoGradGuard ng;
+  out.fill_(v);
+  return out;
+}
+Tensor zeros(const Shape& shape, DType t, Device d) { return full(shape, 0.0, t, d); }
+Tensor ones(const Shape& shape, DType t, Device d) { return full(shape, 1.0, t, d); }
+Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype(), x.device()); }
+Tensor scalar(double v, DType t) { return full({}, v, t); }
+
+Tensor tensor(const std::vector<double>& values, const Shape& shape, DType t) {
+  if (static_cast<int64_t>(values.size()) != shape_numel(shape))
+    fail("tensor", "{} values do not fill shape {} ({} elements)", values.size(), shape_str(shape),
+         shape_numel(shape));
+  Tensor out = empty(shape, t);
+  dispatch_any(t, [&]<typename T>() {
+    T* p = out.data_ptr<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+  });
+  return out;
+}
+
+Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape) {
+  if (static_cast<int64_t>(values.size()) != shape_numel(shape))
+    fail("index_tensor", "{} values do not fill shape {}", values.size(), shape_str(shape));
+  Tensor out = empty(shape, DType::i64);
+  std::copy(values.begin(), values.end(), out.data_ptr<int64_t>());
+  return out;
+}
+
+Tensor bool_tensor(const std::vector<bool>& values, const Shape& shape) {
+  if (static_cast<int64_t>(values.size()) != shape_numel(shape))
+    fail("bool_tensor", "{} values do not fill shape {}", values.size(), shape_str(shape));
+  Tensor out = empty(shape, DType::b8);
+  for (size_t i = 0; i < values.size(); ++i) out.data_ptr<uint8_t>()[i] = values[i] ? 1 : 0;
+  return out;
+}
+
+Tensor arange(int64_t n, DType t) {
+  Tensor out = empty({n}, t);
+  dispatch_any(t, [&]<typename T>() {
+    for (int64_t i = 0; i < n; ++i) out.data_ptr<T>()[i] = static_cast<T>(i);
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------- element access
+
+namespace {
+
+int64_t flat_to_offset(const Tensor& t, int64_t i) {
+  int64_t off = t.offset();
+  for (size_t d = t.shape().size(); d-- > 0;) {
+    int64_t s = t.shape()[d];
+    off += (i % s) * t.strides()[d];
+    i /= s;
+  }
+  return off;
+}
+
+double read_at(const Tensor& t, int64_t elem_offset) {
+  return dispatch_any(t.dtype(), [&]<typename T>() {
+    return static_cast<double>(static_cast<const T*>(t.impl()->storage->data)[elem_offset]);
+  });
+}
+
+void check_cpu(const Tensor& t, const char* op) {
+  if (t.device() != Device::cpu)
+    fail(op, "{} is on {}; element access needs a cpu tensor (use .to(Device::cpu))", t.describe(),
+         device_name(t.device()));
+}
+
+int64_t index_offset(const Tensor& t, std::initializer_list<int64_t> idx, const char* op) {
+  if (static_cast<int64_t>(idx.size()) != t.dim())
+    fail(op, "{} indices for a tensor of shape {}; give one index per dimension", idx.size(), shape_str(t.shape()));
+  int64_t off = t.offset();
+  size_t d = 0;
+  for (int64_t i : idx) {
+    int64_t n = t.shape()[d];
+    int64_t j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) fail(op, "index {} is out of range for dimension {} of size {} (shape {})", i, d, n, shape_str(t.shape()));
+    off += j * t.strides()[d++];
+  }
+  return off;
+}
+
+void check_inplace(const Tensor& t, const char* op) {
+  if (t.requires_grad() && grad_enabled())
+    fail(op, "in-place write to {}, which requires grad; the tape would not see it. Wrap the write in "
+         "hg::NoGradGuard (as an optimizer step does) or write to .detach()", t.describe());
+}
+
+}  // namespace
+
+double Tensor::item() const {
+  check_defined("item");
+  if (numel() != 1) fail("item", "{} has {} elements; item() needs exactly one", describe(), numel());
+  return get_flat(0);
+}
+
+double Tensor::get_flat(int64_t i) const {
+  check_defined("get_flat");
+  if (device() != Device::cpu) return to(Device::cpu).get_flat(i);
+  if (i < 0 || i >= numel()) fail("get_flat", "index {} out of range for {} elements", i, numel());
+  return read_at(*this, flat_to_offset(*this, i));
+}
+
+double Tensor::at(std::initializer_list<int64_t> idx) const {
+  check_defined("at");
+  if (device() != Device::cpu) return to(Device::cpu).at(idx);
+  return read_at(*this, index_offset(*this, idx, "at"));
+}
+
+std::vector<double> Tensor::to_vector() const {
+  check_defined("to_vector");
+  if (device() != Device::cpu) return to(Device::cpu).to_vector();
+  Tensor c = detach().contiguous();
+  std::vector<double> out(static_cast<size_t>(c.numel()));
+  dispatch_any(c.dtype(), [&]<typename T>() {
+    const T* p = c.data_ptr<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(p[i]);
+  });
+  return out;
+}
+
+std::vector<int64_t> Tensor::to_int_vector() const {
+  std::vector<double> v = to_vector();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+// ---------------------------------------------------------------- in-place writes
+
+void Tensor::bump_version() { ++impl_->storage->version; }
+
+Tensor& Tensor::fill_(double v) {
+  check_defined("fill_");
+  check_inplace(*this, "fill_");
+  if (device() == Device::cuda) {
+    if (!is_contiguous()) fail("fill_", "{}: filling a non-contiguous cuda tensor is not supported yet", describe());
+    Tensor host = full(shape(), v, dtype());
+    require_cuda("fill_").memcpy_h2d(raw_data(), host.raw_data(), static_cast<size_t>(numel()) * dtype_size(dtype()));
+  } else {
+    dispatch_any(dtype(), [&]<typename T>() {
+      const T value = static_cast<T>(v);
+      for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),
+                      [&](int64_t n, std::tuple<T*> p, const std::array<int64_t, 1>& st) {
+                        T* d = std::get<0>(p);
+                        for (int64_t i = 0; i < n; ++i) d[i * st[0]] = value;
+                      });
+    });
+  }
+  bump_version();
+  return *this;
+}
+
+void Tensor::set_at(std::initializer_list<int64_t> idx, double v) {
+  check_defined("set_at");
+  check_cpu(*this, "set_at");
+  check_inplace(*this, "set_at");
+  int64_t off = index_offset(*this, idx, "set_at");
+  dispatch_any(dtype(), [&]<typename T>() { static_cast<T*>(impl_->storage->data)[off] = static_cast<T>(v); });
+  bump_version();
+}
+
+void Tensor::set_flat(int64_t i, double v) {
+  check_defined("set_flat");
+  check_cpu(*this, "set_flat");
+  check_inplace(*this, "set_flat");
+  if (i < 0 || i >= numel()) fail("set_flat", "index {} out of range for {} elements", i, numel());
+  int64_t off = flat_to_offset(*this, i);
+  dispatch_any(dtype(), [&]<typename T>() { static_cast<T*>(impl_->storage->data)[off] = static_cast<T>(v); });
+  bump_version();
+}
+
+namespace {
+
+// dst[...] = src[...] over dst's shape; src may broadcast (stride 0) and differ in dtype.
+void copy_cpu(const Tensor& dst, const Tensor& src, const Shape& src_strides) {
+  dispatch_any(dst.dtype(), [&]<typename D>() {
+    dispatch_any(src.dtype(), [&]<typename S>() {
+      for_each_row<D, const S>(dst.shape(), {&dst.strides(), &src_strides},
+                               std::make_tuple(dst.data_ptr<D>(), static_cast<const S*>(src.raw_data())),
+                               [](int64_t n, std::tuple<D*, const S*> p, const std::array<int64_t, 2>& st) {
+                                 auto [d, s] = p;
+                                 for (int64_t i = 0; i < n; ++i) d[i * st[0]] = static_cast<D>(s[i * st[1]]);
+                               });
+    });
+  });
+}
+
+// Strides that read `src` as if it had shape `to` (numpy broadcasting), or fail naming `op`.
+Shape broadcast_strides_for(const Tensor& src, const Shape& to, const char* op) {
+  const Shape& s = src.shape();
+  if (s.size() > to.size()) fail(op, "cannot broadcast shape {} to {}", shape_str(s), shape_str(to));
+  Shape st(to.size(), 0);
+  size_t lead = to.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == to[lead + i]) st[lead + i] = src.strides()[i];
+    else if (s[i] != 1) fail(op, "cannot broadcast shape {} to {}", shape_str(s), shape_str(to));
+  }
+  return st;
+}
+
+}  // namespace
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_defined("copy_");
+  src.check_defined("copy_ (source)");
+  check_inplace(*this, "copy_");
+  if (device() == Device::cpu && src.device() == Device::cpu) {
+    copy_cpu(*this, src, broadcast_strides_for(src, shape(), "copy_"));
+  } else {
+    // Across devices (or on the device): go through contiguous buffers of the same shape and dtype.
+    if (src.shape() != shape())
+      fail("copy_", "copy between devices needs equal shapes: destination {} vs source {}", shape_str(shape()),
+           shape_str(src.shape()));
+    const CudaBackend& cu = require_cuda("copy_");
+    size_t nbytes = static_cast<size_t>(numel()) * dtype_size(dtype());
+    Tensor s = src.detach();
+    if (s.device() == Device::cpu) s = s.to(dtype()).contiguous();
+    else if (s.dtype() != dtype() || !s.is_contiguous())
+      fail("copy_", "copying from {} (non-contiguous or another dtype) is not supported on cuda yet; "
+           "make it contiguous and of dtype {} first", s.describe(), dtype_name(dtype()));
+    if (device() == Device::cuda && is_contiguous()) {
+      if (s.device() == Device::cpu) cu.memcpy_h2d(raw_data(), s.raw_data(), nbytes);
+      else cu.memcpy_d2d(raw_data(), s.raw_data(), nbytes);
+    } else if (device() == Device::cpu) {
+      Tensor host = empty(shape(), dtype());
+      if (s.device() == Device::cuda) cu.memcpy_d2h(host.raw_data(), s.raw_data(), nbytes);
+      else host = s;
+      copy_cpu(*this, host, host.strides());
+    } else {
+      fail("copy_", "copying into a non-contiguous cuda tensor {} is not supported yet", describe());
+    }
+  }
+  bump_version();
+  return *this;
+}
+
+Tensor& Tensor::add_(const Tensor& other, double alpha) {
+  check_defined("add_");
+  check_inplace(*this, "add_");
+  if (other.shape() != shape() || other.dtype() != dtype() || other.device() != device())
+    fail("add_", "{} += {}: needs the same shape, dtype and device", describe(), other.describe());
+  if (device() != Device::cpu) fail("add_", "not implemented on {} yet; use .to(Device::cpu)", device_name(device()));
+  dispatch_float(dtype(), "add_", [&]<typename T>() {
+    const T a = static_cast<T>(alpha);
+    for_each_row<T, const T>(shape(), {&strides(), &other.strides()},
+                             std::make_tuple(data_ptr<T>(), other.data_ptr<const T>()),
+                             [a](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
+                               auto [d, s] = p;
+                               for (int64_t i = 0; i < n; ++i) d[i * st[0]] += a * s[i * st[1]];
+                             });
+  });
+  bump_version();
+  return *this;
+}
+
+Tensor& Tensor::mul_(double s) {
+  check_defined("mul_");
+  check_inplace(*this, "mul_");
+  if (device() != Device::cpu) fail("mul_", "not implemented on {} yet; use .to(Device::cpu)", device_name(device()));
+  dispatch_float(dtype(), "mul_", [&]<typename T>() {
+    const T f = static_cast<T>(s);
+    for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),
+                    [f](int64_t n, std::tuple<T*> p, const std::array<int64_t, 1>& st) {
+                      T* d = std::get<0>(p);
+                      for (int64_t i = 0; i < n; ++i) d[i * st[0]] *= f;
+                    });
+  });
+  bump_version();
+  return *this;
+}
+
+// ---------------------------------------------------------------- printing
+
+std::string Tensor::str(int precision) const {
+  check_defined("str");
+  std::string head = fmt::format("tensor {} {}", shape_str(shape()), dtype_name(dtype()));
+  if (device() != Device::cpu) head += fmt::format(" {}", device_name(device()));
+  if (requires_grad()) head += " requires_grad";
+  std::vector<double> v = to_vector();
+  const bool integral = !is_floating(dtype());
+  auto num = [&](double x) {
+    return integral ? fmt::format("{}", static_cast<int64_t>(x)) : fmt::format("{: .{}f}", x, precision);
+  };
+  if (dim() == 0) return head + "\n" + num(v[0]);
+  std::string body;
+  const Shape& s = shape();
+  const int64_t limit = 6;  // per dimension beyond this, show the first and last three
+  std::function<void(size_t, int64_t)> rec = [&](size_t d, int64_t base) {
+    int64_t stride = 1;
+    for (size_t k = d + 1; k < s.size(); ++k) stride *= s[k];
+    body += "[";
+    for (int64_t i = 0; i < s[d]; ++i) {
+      if (s[d] > limit && i == 3) {
+        body += d + 1 == s.size() ? "..., " : "...,\n" + std::string(d + 1, ' ');
+        i = s[d] - 3;
+      }
+      if (d + 1 == s.size()) body += num(v[static_cast<size_t>(base + i)]);
+      else rec(d + 1, base + i * stride);
+      if (i + 1 < s[d]) body += d + 1 == s.size() ? ", " : ",\n" + std::string(d + 1, ' ');
+    }
+    body += "]";
+  };
+  rec(0, 0);
+  return head + "\n" + body;
+}
+
+}  // namespace hg

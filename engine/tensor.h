@@ -1,0 +1,150 @@
+// engine/tensor.h — the Tensor: a strided view (shape, strides, offset) of a Storage.
+//
+// A Tensor is a cheap handle (shared_ptr to TensorImpl); copies alias the same tensor.
+// Storage carries a version counter that every in-place write bumps; the tape uses it to
+// refuse a backward through a tensor that was modified after it was saved.
+#pragma once
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/dtype.h"
+
+namespace hg {
+
+class Tape;
+
+// Device memory plus the version counter shared by every view of it.
+struct Storage {
+  Storage(size_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data = nullptr;
+  size_t nbytes = 0;
+  Device device = Device::cpu;
+  uint64_t version = 0;
+
+  static size_t live_bytes();  // total bytes held by live storages (leak tests)
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape, strides;  // strides in elements
+  int64_t offset = 0;    // in elements
+  DType dtype = DType::f32;
+  bool requires_grad = false;
+  std::shared_ptr<TensorImpl> grad;  // accumulated by backward() on leaves
+  std::shared_ptr<Tape> tape;        // set on results of recorded ops: their producer's tape
+  size_t entry = 0;                  // ... and the producing entry's index in it
+  uint64_t id = 0;                   // unique for the life of the process
+  std::string name;                  // optional, shown by tape printing and labs
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Metadata.
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  const Shape& strides() const;
+  int64_t offset() const;
+  int64_t dim() const;
+  int64_t size(int64_t d) const;  // negative d counts from the end
+  int64_t numel() const;
+  DType dtype() const;
+  Device device() const;
+  bool is_contiguous() const;
+  uint64_t id() const;
+  const std::string& name() const;
+  Tensor& set_name(std::string n);
+  std::string label() const;      // name if set, else "t<id>"
+  std::string describe() const;   // "Q (3, 2) f64"
+
+  // Autograd.
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool on = true);  // only on leaves
+  bool is_leaf() const;                    // not produced by a recorded op
+  Tensor grad() const;                     // undefined until a backward reaches this leaf
+  void zero_grad();                        // drops the accumulated gradient
+  std::shared_ptr<Tape> tape() const;      // producing tape (null for leaves)
+  size_t tape_entry() const;
+  // Reverse-mode pass from this tensor. A non-scalar needs `seed` (dL/dthis).
+  void backward(const Tensor& seed = Tensor(), bool retain_graph = false) const;
+
+  // Views (differentiable; share storage with this tensor).
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor permute(const Shape& order) const;
+  Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t d, int64_t index) const;  // removes dimension d
+  Tensor index(std::initializer_list<int64_t> idx) const;  // select along leading dims
+  Tensor unsqueeze(int64_t d) const;
+  Tensor squeeze(int64_t d) const;
+  // view: same elements, new shape, no copy; refuses to merge dimensions whose memory is not
+  // laid out contiguously (e.g. after transpose) — use reshape() there.
+  Tensor view(const Shape& shape) const;
+  // reshape: a view when view() can, otherwise a contiguous copy.
+  Tensor reshape(const Shape& shape) const;
+  Tensor contiguous() const;  // this if already contiguous, else a copy
+  Tensor clone() const;       // always a copy (differentiable)
+  Tensor detach() const;      // shares storage and version counter; not on the tape
+
+  // Conversions (differentiable for float->float dtype changes and device moves).
+  Tensor to(DType t) const;
+  Tensor to(Device d) const;
+
+  // Element access (copies to the host when needed).
+  double item() const;  // one-element tensors
+  double at(std::initializer_list<int64_t> idx) const;
+  std::vector<double> to_vector() const;     // row-major order
+  std::vector<int64_t> to_int_vector() const;
+  template <typename T> T* data_ptr() const { return static_cast<T*>(raw_data()); }
+  void* raw_data() const;  // address of element 0 (storage + offset)
+
+  // In-place writes. Not recorded on the tape; they bump the version counter. Refused on a
+  // tensor that requires grad while grad mode is on (use NoGradGuard, or detach()).
+  Tensor& fill_(double v);
+  Tensor& zero_() { return fill_(0.0); }
+  Tensor& copy_(const Tensor& src);  // same shape; any dtype/device
+  Tensor& add_(const Tensor& other, double alpha = 1.0);  // this += alpha * other (same shape)
+  Tensor& mul_(double s);
+  void set_at(std::initializer_list<int64_t> idx, double v);
+  void set_flat(int64_t i, double v);  // i-th element in row-major order
+  double get_flat(int64_t i) const;
+  void bump_version();
+
+  std::string str(int precision = 4) const;  // shape, dtype and the values
+
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+  void check_defined(const char* what) const;
+};
+
+// Factories. All allocate fresh, contiguous storage.
+Tensor empty(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
+Tensor zeros(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
+Tensor ones(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
+Tensor full(const Shape& shape, double v, DType t = DType::f32, Device d = Device::cpu);
+Tensor zeros_like(const Tensor& x);
+Tensor tensor(const std::vector<double>& values, const Shape& shape, DType t = DType::f32);
+Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape);  // i64
+Tensor bool_tensor(const std::vector<bool>& values, const Shape& shape);     // b8
+Tensor scalar(double v, DType t = DType::f32);
+Tensor arange(int64_t n, DType t = DType::f32);
+
+// Internal: a tensor viewing `base`'s storage with a new geometry (no tape entry).
+Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
+uint64_t next_tensor_id();
+
+// Normalise a possibly negative dimension for a tensor of rank `rank`; names `op` on error.
+int64_t wrap_dim(const char* op, int64_t d, int64_t rank);
+
+}  // namespace hg

@@ -1,0 +1,265 @@
+// engine/views.cpp — views and copies, each with its backward beside it.
+//
+// A view shares storage with its base, so its gradient is the base's gradient seen through the
+// same geometry: transpose/permute undo the permutation; slice/select scatter into zeros of the
+// base's shape; view/reshape reshape back. contiguous/clone/dtype and device moves are identities
+// up to the conversion back.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/backend.h"
+#include "engine/error.h"
+#include "engine/tape.h"
+#include "engine/tensor.h"
+
+namespace hg {
+
+namespace {
+
+// Record a single-input, single-output op if needed and return its output.
+Tensor recorded(const char* op, const Tensor& in, Tensor out, BackwardFn fn) {
+  if (should_record({in})) record(op, {in}, {out}, {}, std::move(fn));
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- permute / transpose
+
+Tensor Tensor::permute(const Shape& order) const {
+  check_defined("permute");
+  const int64_t r = dim();
+  if (static_cast<int64_t>(order.size()) != r)
+    fail("permute", "order has {} entries for a tensor of shape {}; give one per dimension", order.size(),
+         shape_str(shape()));
+  Shape shp(r), st(r), inverse(r, -1);
+  for (int64_t i = 0; i < r; ++i) {
+    int64_t d = wrap_dim("permute", order[i], r);
+    if (inverse[d] != -1) fail("permute", "dimension {} appears twice in the order {}", d, shape_str(order));
+    inverse[d] = i;
+    shp[i] = shape()[d];
+    st[i] = strides()[d];
+  }
+  Tensor out = make_view(*this, shp, st, offset());
+  // forward: out[i0..] = x[i_order...]; backward permutes the gradient back with the inverse order
+  return recorded("permute", *this, out, [inverse](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{g[0].permute(inverse)};
+  });
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  check_defined("transpose");
+  Shape order(dim());
+  for (int64_t i = 0; i < dim(); ++i) order[i] = i;
+  std::swap(order[wrap_dim("transpose", d0, dim())], order[wrap_dim("transpose", d1, dim())]);
+  return permute(order);
+}
+
+// ---------------------------------------------------------------- slice / select
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  check_defined("slice");
+  d = wrap_dim("slice", d, dim());
+  if (dim() == 0) fail("slice", "cannot slice a 0-d tensor");
+  if (step <= 0) fail("slice", "step must be positive, got {}", step);
+  const int64_t n = shape()[d];
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  Shape shp = shape(), st = strides();
+  shp[d] = (end - start + step - 1) / step;
+  st[d] *= step;
+  Tensor out = make_view(*this, shp, st, offset() + start * strides()[d]);
+  // backward: the slice's gradient lands in its place in a zero tensor of the base's shape
+  Shape base_shape = shape();
+  DType t = dtype();
+  Device dev = device();
+  return recorded("slice", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    Tensor gin = zeros(base_shape, t, dev);
+    gin.slice(d, start, end, step).copy_(g[0]);
+    return std::vector<Tensor>{gin};
+  });
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  check_defined("select");
+  if (dim() == 0) fail("select", "cannot index a 0-d tensor");
+  d = wrap_dim("select", d, dim());
+  const int64_t n = shape()[d];
+  int64_t i = index < 0 ? index + n : index;
+  if (i < 0 || i >= n)
+    fail("select", "index {} is out of range for dimension {} of size {} (shape {})", index, d, n, shape_str(shape()));
+  Shape shp = shape(), st = strides();
+  shp.erase(shp.begin() + d);
+  st.erase(st.begin() + d);
+  Tensor out = make_view(*this, shp, st, offset() + i * strides()[d]);
+  Shape base_shape = shape();
+  DType t = dtype();
+  Device dev = device();
+  return recorded("select", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    Tensor gin = zeros(base_shape, t, dev);
+    gin.select(d, i).copy_(g[0]);
+    return std::vector<Tensor>{gin};
+  });
+}
+
+Tensor Tensor::index(std::initializer_list<int64_t> idx) const {
+  check_defined("index");
+  if (static_cast<int64_t>(idx.size()) > dim())
+    fail("index", "{} indices for a tensor of shape {}", idx.size(), shape_str(shape()));
+  Tensor out = *this;
+  for (int64_t i : idx) out = out.select(0, i);
+  return out;
+}
+
+// ---------------------------------------------------------------- view / reshape
+
+namespace {
+
+// Strides that let a tensor (shape, strides) be read as `to` without copying, or false.
+// Walks the old dimensions from the last, grouping runs that are contiguous with each other
+// ("chunks"); each chunk must be covered exactly by a run of new dimensions.
+bool view_strides(const Shape& shape, const Shape& strides, const Shape& to, Shape& out) {
+  out.assign(to.size(), 0);
+  if (shape_numel(shape) == 0) { out = contiguous_strides(to); return true; }
+  Shape s = shape.empty() ? Shape{1} : shape;
+  Shape st = strides.empty() ? Shape{1} : strides;
+  int64_t view_d = static_cast<int64_t>(to.size()) - 1;
+  int64_t chunk_stride = st.back();
+  int64_t chunk_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(s.size()) - 1; d >= 0; --d) {
+    chunk_numel *= s[d];
+    bool chunk_ends = d == 0 || (s[d - 1] != 1 && st[d - 1] != chunk_numel * chunk_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < chunk_numel || to[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_stride;
+      view_numel *= to[view_d];
+      --view_d;
+    }
+    if (view_numel != chunk_numel) return false;
+    if (d > 0) {
+      chunk_stride = st[d - 1];
+      chunk_numel = 1;
+      view_numel = 1;
+    }
+  }
+  return view_d == -1;
+}
+
+Shape infer_shape(const char* op, const Shape& from, Shape to) {
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == -1) {
+      if (infer != -1) fail(op, "only one dimension can be -1 in {}", shape_str(to));
+      infer = static_cast<int64_t>(i);
+    } else if (to[i] < 0) {
+      fail(op, "negative size in shape {}", shape_str(to));
+    } else {
+      known *= to[i];
+    }
+  }
+  int64_t n = shape_numel(from);
+  if (infer != -1) {
+    if (known == 0 || n % known != 0) fail(op, "shape {} is invalid for {} elements (input shape {})", shape_str(to), n, shape_str(from));
+    to[infer] = n / known;
+  }
+  if (shape_numel(to) != n)
+    fail(op, "shape {} has {} elements but the input {} has {}", shape_str(to), shape_numel(to), shape_str(from), n);
+  return to;
+}
+
+}  // namespace
+
+Tensor Tensor::view(const Shape& to_shape) const {
+  check_defined("view");
+  Shape to = infer_shape("view", shape(), to_shape);
+  Shape st;
+  if (!view_strides(shape(), strides(), to, st))
+    fail("view", "cannot view a tensor of shape {} with strides {} as {}: the dimensions being merged are not "
+         "contiguous in memory (typically after transpose or permute). Use .reshape({}) to copy, or "
+         ".contiguous().view(...)", shape_str(shape()), shape_str(strides()), shape_str(to), fmt::join(to, ", "));
+  Tensor out = make_view(*this, to, st, offset());
+  Shape from = shape();
+  return recorded("view", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{g[0].reshape(from)};
+  });
+}
+
+Tensor Tensor::reshape(const Shape& to_shape) const {
+  check_defined("reshape");
+  Shape to = infer_shape("reshape", shape(), to_shape);
+  Shape st;
+  if (view_strides(shape(), strides(), to, st)) return view(to);
+  return contiguous().view(to);
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  check_defined("unsqueeze");
+  d = wrap_dim("unsqueeze", d, dim() + 1);
+  Shape to = shape();
+  to.insert(to.begin() + d, 1);
+  return view(to);
+}
+
+Tensor Tensor::squeeze(int64_t d) const {
+  check_defined("squeeze");
+  d = wrap_dim("squeeze", d, dim());
+  if (shape()[d] != 1) fail("squeeze", "dimension {} of shape {} has size {}, not 1", d, shape_str(shape()), shape()[d]);
+  Shape to = shape();
+  to.erase(to.begin() + d);
+  return view(to);
+}
+
+// ---------------------------------------------------------------- copies and conversions
+
+Tensor Tensor::clone() const {
+  check_defined("clone");
+  Tensor out = empty(shape(), dtype(), device());
+  {
+    NoGradGuard ng;
+    out.copy_(*this);
+  }
+  return recorded("clone", *this, out, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{g[0]};
+  });
+}
+
+Tensor Tensor::contiguous() const {
+  check_defined("contiguous");
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::to(DType t) const {
+  check_defined("to");
+  if (t == dtype()) return *this;
+  Tensor out = empty(shape(), t, device());
+  {
+    NoGradGuard ng;
+    if (device() == Device::cpu) out.copy_(*this);
+    else out.copy_(to(Device::cpu).to(t));
+  }
+  if (!is_floating(t) || !is_floating(dtype())) return out;  // index/mask conversions are not differentiable
+  DType from = dtype();
+  return recorded("to_dtype", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{g[0].to(from)};
+  });
+}
+
+Tensor Tensor::to(Device d) const {
+  check_defined("to");
+  if (d == device()) return *this;
+  Tensor out = empty(shape(), dtype(), d);
+  {
+    NoGradGuard ng;
+    out.copy_(*this);
+  }
+  Device from = device();
+  return recorded("to_device", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{g[0].to(from)};
+  });
+}
+
+}  // namespace hg

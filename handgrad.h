@@ -1,0 +1,17 @@
+// handgrad.h — the public API in one include.
+#pragma once
+#include "engine/backend.h"
+#include "engine/dtype.h"
+#include "engine/error.h"
+#include "engine/random.h"
+#include "engine/tape.h"
+#include "engine/tensor.h"
+#include "ops/attention.h"
+#include "ops/broadcast.h"
+#include "ops/elementwise.h"
+#include "ops/gradcheck.h"
+#include "ops/indexing.h"
+#include "ops/loss.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"

@@ -1,0 +1,52 @@
+// ops/attention.h — scaled dot-product attention with a hand-written backward.
+//
+//   S = Q Kᵀ · scale (+ additive mask)   (..., Tq, Tk)    scores
+//   P = softmax(S) along keys             (..., Tq, Tk)    weights
+//   O = P V                               (..., Tq, dv)    outputs
+// backward, given dO:
+//   dV = Pᵀ dO,  dP = dO Vᵀ,  D = rowsum(P ∘ dP),  dS = P ∘ (dP − D),  dQ = dS K · scale,  dK = dSᵀ Q · scale
+//
+// Masks: `causal` hides keys j > i (query i, key j; with Tq != Tk the diagonal is aligned at the
+// top-left, as in PyTorch). `mask` is boolean (true = may attend) or additive (float, added to S;
+// entries of -inf, or at or below half the dtype's lowest value, count as masked), and broadcasts
+// against (..., Tq, Tk) — e.g. a padding mask (B, 1, 1, T) or a combined mask (B, 1, T, T).
+// A query row with no visible key gets output 0 and passes gradient 0 to Q, K and V: never NaN,
+// never the silent average of the values.
+#pragma once
+#include <optional>
+
+#include "engine/tensor.h"
+
+namespace hg {
+
+struct AttentionOptions {
+  std::optional<double> scale;  // default 1/sqrt(d_k); set to 1.0 for "no scale"
+  bool causal = false;
+  Tensor mask;                  // optional: b8 (true = may attend) or float additive
+};
+
+// Q (..., Tq, dk), K (..., Tk, dk), V (..., Tk, dv); leading dimensions must match (after
+// broadcasting). Gradients flow to Q, K and V; masks are constants.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts = {});
+
+// Every intermediate of the forward and the hand-written backward, for labs and tests.
+struct AttentionTrace {
+  Tensor S;   // scores after scale and mask (-inf where masked)  (..., Tq, Tk)
+  Tensor P;   // weights                                           (..., Tq, Tk)
+  Tensor O;   // outputs                                           (..., Tq, dv)
+  Tensor dO;  // the given output gradient                         (..., Tq, dv)
+  Tensor dP;  // dO Vᵀ                                             (..., Tq, Tk)
+  Tensor D;   // rowsum(P ∘ dP)                                    (..., Tq, 1)
+  Tensor dS;  // P ∘ (dP − D)                                      (..., Tq, Tk)
+  Tensor dQ;  // dS K · scale                                      (..., Tq, dk)
+  Tensor dK;  // dSᵀ Q · scale                                     (..., Tk, dk)
+  Tensor dV;  // Pᵀ dO                                             (..., Tk, dv)
+  double scale = 1.0;
+};
+AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO,
+                               const AttentionOptions& opts = {});
+
+// Boolean (T, T) lower-triangular mask: true where key j <= query i.
+Tensor causal_mask(int64_t T);
+
+}  // namespace hg

@@ -1,0 +1,50 @@
+// ops/cpu_map.h — the CPU loops behind elementwise ops: out = f(a) or f(a, b) with broadcasting.
+// Rows whose operands are all unit-stride get a plain loop the compiler can vectorise.
+#pragma once
+#include <tuple>
+
+#include "engine/dispatch.h"
+#include "engine/strided.h"
+#include "engine/tensor.h"
+#include "ops/broadcast.h"
+
+namespace hg {
+
+// out (fresh, shape of x) = f(x) elementwise, f: T -> T.
+template <typename T, typename F>
+Tensor cpu_map1(const Tensor& x, F f) {
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  for_each_row<T, const T>(out.shape(), {&out.strides(), &x.strides()},
+                           std::make_tuple(out.data_ptr<T>(), static_cast<const T*>(x.raw_data())),
+                           [&](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
+                             auto [o, a] = p;
+                             if (st[0] == 1 && st[1] == 1) {
+                               for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+                             } else {
+                               for (int64_t i = 0; i < n; ++i) o[i * st[0]] = f(a[i * st[1]]);
+                             }
+                           });
+  return out;
+}
+
+// out (fresh, broadcast shape) = f(a, b) elementwise, f: (T, T) -> T.
+template <typename T, typename F>
+Tensor cpu_map2(const char* op, const Tensor& a, const Tensor& b, F f) {
+  Shape shape = broadcast_shapes(op, a.shape(), b.shape());
+  Tensor out = empty(shape, a.dtype(), a.device());
+  Shape sa = broadcast_strides(op, a, shape), sb = broadcast_strides(op, b, shape);
+  for_each_row<T, const T, const T>(
+      shape, {&out.strides(), &sa, &sb},
+      std::make_tuple(out.data_ptr<T>(), static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data())),
+      [&](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
+        auto [o, x, y] = p;
+        if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) o[i * st[0]] = f(x[i * st[1]], y[i * st[2]]);
+        }
+      });
+  return out;
+}
+
+}  // namespace hg

@@ -1,0 +1,226 @@
+// ops/elementwise.cpp — elementwise forward kernels and their backward rules.
+//
+// Notation: out = f(a, b) elementwise after broadcasting; g = dL/dout. Every rule below is the
+// scalar chain rule applied per element, then sum_to() folds the gradient of a broadcast operand
+// back to its own shape (an element that was read k times receives the sum of k gradients).
+#include "ops/elementwise.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "engine/error.h"
+#include "engine/tape.h"
+#include "ops/broadcast.h"
+#include "ops/cpu_map.h"
+
+namespace hg {
+
+namespace {
+
+void require_cpu(const char* op, const Tensor& x) {
+  if (x.device() != Device::cpu)
+    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
+         device_name(x.device()), device_name(x.device()));
+}
+
+template <typename F>
+Tensor map1(const char* op, const Tensor& x, F f) {
+  require_cpu(op, x);
+  return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
+}
+
+template <typename F>
+Tensor map2(const char* op, const Tensor& a, const Tensor& b, F f) {
+  check_same_dtype_device(op, a, b);
+  require_cpu(op, a);
+  return dispatch_float(a.dtype(), op, [&]<typename T>() {
+    return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); });
+  });
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- add, sub
+// out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor out = map2("add", a, b, [](auto x, auto y) { return x + y; });
+  if (should_record({a, b})) {
+    Shape sa = a.shape(), sb = b.shape();
+    record("add", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{sum_to(g[0], sa), sum_to(g[0], sb)};
+    });
+  }
+  return out;
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor out = map2("sub", a, b, [](auto x, auto y) { return x - y; });
+  if (should_record({a, b})) {
+    Shape sa = a.shape(), sb = b.shape();
+    record("sub", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{sum_to(g[0], sa), neg(sum_to(g[0], sb))};
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- mul, div
+// out = a * b  =>  da = sum_to(g * b), db = sum_to(g * a)          saves a, b
+// out = a / b  =>  da = sum_to(g / b), db = sum_to(-g * a / b^2)   saves a, b
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = map2("mul", a, b, [](auto x, auto y) { return x * y; });
+  if (should_record({a, b})) {
+    Shape sa = a.shape(), sb = b.shape();
+    bool ga = a.requires_grad(), gb = b.requires_grad();
+    record("mul", {a, b}, {out}, {save(a, "left operand a"), save(b, "right operand b")},
+           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{ga ? sum_to(mul(g[0], s[1]), sa) : Tensor(),
+                                        gb ? sum_to(mul(g[0], s[0]), sb) : Tensor()};
+           });
+  }
+  return out;
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor out = map2("div", a, b, [](auto x, auto y) { return x / y; });
+  if (should_record({a, b})) {
+    Shape sa = a.shape(), sb = b.shape();
+    bool ga = a.requires_grad(), gb = b.requires_grad();
+    record("div", {a, b}, {out}, {save(a, "numerator a"), save(b, "denominator b")},
+           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{ga ? sum_to(div(g[0], s[1]), sa) : Tensor(),
+                                        gb ? sum_to(neg(div(mul(g[0], s[0]), mul(s[1], s[1]))), sb) : Tensor()};
+           });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- with a scalar
+// out = a + s => da = g;  out = a * s => da = g * s;  out = s - a => da = -g;  out = s / a => da = -g * s / a^2
+
+Tensor add(const Tensor& a, double s) {
+  Tensor out = map1("add_scalar", a, [s](auto x) { return x + s; });
+  if (should_record({a}))
+    record("add_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{g[0]};
+    });
+  return out;
+}
+
+Tensor mul(const Tensor& a, double s) {
+  Tensor out = map1("mul_scalar", a, [s](auto x) { return x * s; });
+  if (should_record({a}))
+    record("mul_scalar", {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{mul(g[0], s)};
+    });
+  return out;
+}
+
+Tensor rsub(const Tensor& a, double s) {
+  Tensor out = map1("rsub_scalar", a, [s](auto x) { return s - x; });
+  if (should_record({a}))
+    record("rsub_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{neg(g[0])};
+    });
+  return out;
+}
+
+Tensor rdiv(const Tensor& a, double s) {
+  Tensor out = map1("rdiv_scalar", a, [s](auto x) { return s / x; });
+  if (should_record({a}))
+    record("rdiv_scalar", {a}, {out}, {save(a, "denominator a")},
+           [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+             return std::vector<Tensor>{mul(div(g[0], mul(sv[0], sv[0])), -s)};
+           });
+  return out;
+}
+
+// ---------------------------------------------------------------- unary
+
+Tensor neg(const Tensor& x) {
+  Tensor out = map1("neg", x, [](auto v) { return -v; });
+  if (should_record({x}))
+    record("neg", {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{neg(g[0])};
+    });
+  return out;
+}
+
+// out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
+Tensor exp(const Tensor& x) {
+  Tensor out = map1("exp", x, [](auto v) { return std::exp(v); });
+  if (should_record({x}))
+    record("exp", {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], s[0])};
+    });
+  return out;
+}
+
+// out = ln x  =>  dx = g / x
+Tensor log(const Tensor& x) {
+  Tensor out = map1("log", x, [](auto v) { return std::log(v); });
+  if (should_record({x}))
+    record("log", {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{div(g[0], s[0])};
+    });
+  return out;
+}
+
+// out = x^p  =>  dx = g * p * x^(p-1)
+Tensor pow(const Tensor& x, double p) {
+  Tensor out = map1("pow", x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  if (should_record({x}))
+    record("pow", {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
+    });
+  return out;
+}
+
+// out = sqrt(x)  =>  dx = g / (2 out)
+Tensor sqrt(const Tensor& x) {
+  Tensor out = map1("sqrt", x, [](auto v) { return std::sqrt(v); });
+  if (should_record({x}))
+    record("sqrt", {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
+    });
+  return out;
+}
+
+// out = max(x, 0)  =>  dx = g * [x > 0]
+Tensor relu(const Tensor& x) {
+  Tensor out = map1("relu", x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  if (should_record({x}))
+    record("relu", {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{map2("relu_backward", g[0], s[0], [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); })};
+    });
+  return out;
+}
+
+// out = tanh x  =>  dx = g * (1 - out^2)
+Tensor tanh(const Tensor& x) {
+  Tensor out = map1("tanh", x, [](auto v) { return std::tanh(v); });
+  if (should_record({x}))
+    record("tanh", {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{map2("tanh_backward", g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
+    });
+  return out;
+}
+
+// out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
+Tensor gelu(const Tensor& x) {
+  Tensor out = map1("gelu", x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
+  if (should_record({x}))
+    record("gelu", {x}, {out}, {save(x, "gelu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{map2("gelu_backward", g[0], s[0], [](auto gv, auto xv) {
+        double v = static_cast<double>(xv);
+        double cdf = 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2));
+        double pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
+        return gv * static_cast<decltype(gv)>(cdf + v * pdf);
+      })};
+    });
+  return out;
+}
+
+}  // namespace hg

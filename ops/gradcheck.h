@@ -1,0 +1,50 @@
+// ops/gradcheck.h — the one gradient check every op goes through.
+//
+// float64 central differences against the tape's backward. The function's output is reduced to a
+// scalar with fixed random weights, L = sum(f(x) * R), so one backward gives the analytic
+// gradient of every input element, and each numeric derivative is (L(x + eps) - L(x - eps)) / 2eps.
+// A random R checks every output direction at once (a wrong Jacobian entry cannot hide unless it
+// is orthogonal to R, which has probability zero). Tolerances are PyTorch's defaults:
+// an element passes when |analytic - numeric| <= atol + rtol * |numeric|.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/tensor.h"
+
+namespace hg {
+
+using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+struct GradcheckOptions {
+  double eps = 1e-6;
+  double atol = 1e-5;
+  double rtol = 1e-3;
+  bool noncontiguous = true;  // also check with every input laid out non-contiguously
+  uint64_t seed = 1234;       // for the output weights R
+};
+
+struct GradcheckReport {
+  bool passed = true;
+  double max_abs_err = 0.0;  // max |analytic - numeric| over all checked elements
+  double max_rel_err = 0.0;  // max |analytic - numeric| / |numeric| over elements with |numeric| > atol
+  int64_t checked = 0;       // elements compared
+  std::string worst;         // "input 1 [2, 0] (non-contiguous): analytic 0.123, numeric 0.124"
+  double worst_violation = 0.0;  // that element's error / (atol + rtol |numeric|); > 1 fails
+  std::string message() const;
+};
+
+// Checks d f / d x for every input that requires grad (they must be float64; the others, such
+// as masks and indices, are held constant). The inputs themselves are never modified.
+GradcheckReport gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {});
+
+// Central-difference gradient of a scalar-valued f with respect to inputs[which] (float64),
+// for labs that show "finite differences" beside the formula and the tape.
+Tensor numeric_gradient(const TensorFn& f, const std::vector<Tensor>& inputs, size_t which, double eps = 1e-6);
+
+// The same values laid out non-contiguously (every other element of a wider buffer).
+Tensor noncontiguous_copy(const Tensor& x);
+
+}  // namespace hg

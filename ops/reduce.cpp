@@ -1,0 +1,156 @@
+// ops/reduce.cpp — reductions over dimensions.
+//
+// The kernels move the reduced dimensions last (a permuted view, copied to contiguous when it
+// is not already), so each output element is one contiguous row: rows = kept, cols = reduced.
+#include "ops/reduce.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/dispatch.h"
+#include "engine/error.h"
+#include "engine/tape.h"
+#include "ops/broadcast.h"
+#include "ops/elementwise.h"
+
+namespace hg {
+
+namespace {
+
+struct Plan {
+  Shape keep_shape;  // the output shape with keepdim
+  Shape out_shape;   // the output shape as asked
+  Tensor rows;       // contiguous (kept..., reduced...) view of x
+  int64_t nrows = 1, ncols = 1;
+};
+
+Plan plan(const char* op, const Tensor& x, Shape dims, bool keepdim) {
+  if (x.device() != Device::cpu)
+    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
+         device_name(x.device()), device_name(x.device()));
+  const int64_t r = x.dim();
+  std::vector<bool> reduced(static_cast<size_t>(r), false);
+  for (int64_t& d : dims) {
+    d = wrap_dim(op, d, r);
+    if (r == 0) continue;
+    if (reduced[d]) fail(op, "dimension {} listed twice in {}", d, shape_str(dims));
+    reduced[d] = true;
+  }
+  Plan p;
+  Shape order, tail;
+  for (int64_t d = 0; d < r; ++d) {
+    if (reduced[d]) {
+      tail.push_back(d);
+      p.ncols *= x.shape()[d];
+      p.keep_shape.push_back(1);
+      if (keepdim) p.out_shape.push_back(1);
+    } else {
+      order.push_back(d);
+      p.nrows *= x.shape()[d];
+      p.keep_shape.push_back(x.shape()[d]);
+      p.out_shape.push_back(x.shape()[d]);
+    }
+  }
+  order.insert(order.end(), tail.begin(), tail.end());
+  NoGradGuard ng;
+  p.rows = x.detach().permute(order).contiguous();
+  return p;
+}
+
+Shape all_dims(const Tensor& x) {
+  Shape d(static_cast<size_t>(x.dim()));
+  for (int64_t i = 0; i < x.dim(); ++i) d[i] = i;
+  return d;
+}
+
+}  // namespace
+
+// forward: out[k] = sum_j x[k, j]      backward: dx[k, j] = g[k]  (g broadcast back over the reduced dims)
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
+  Plan p = plan("sum", x, dims, keepdim);
+  Tensor out = empty(p.out_shape, x.dtype());
+  dispatch_float(x.dtype(), "sum", [&]<typename T>() {
+    const T* in = p.rows.data_ptr<const T>();
+    T* o = out.data_ptr<T>();
+    for (int64_t i = 0; i < p.nrows; ++i) {
+      T acc = 0;
+      for (int64_t j = 0; j < p.ncols; ++j) acc += in[i * p.ncols + j];
+      o[i] = acc;
+    }
+  });
+  if (should_record({x})) {
+    Shape keep = p.keep_shape, from = x.shape();
+    record("sum", {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{expand(g[0].reshape(keep), from)};
+    });
+  }
+  return out;
+}
+
+Tensor sum(const Tensor& x) { return sum(x, all_dims(x), false); }
+
+// mean = sum / n: the backward is sum's, divided by n (through the mul_scalar entry).
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
+  Plan p = plan("mean", x, dims, keepdim);
+  if (p.ncols == 0) fail("mean", "mean over an empty dimension of {} is undefined", x.describe());
+  return mul(sum(x, dims, keepdim), 1.0 / static_cast<double>(p.ncols));
+}
+
+Tensor mean(const Tensor& x) { return mean(x, all_dims(x), false); }
+
+// forward: out[k] = max_j x[k, j], first index j* where it is reached
+// backward: dx[k, j] = g[k] if j == j* else 0. Saves a one-hot mask of j* (x's shape).
+Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+  dim = wrap_dim("max", dim, x.dim());
+  Plan p = plan("max", x, {dim}, keepdim);
+  if (p.ncols == 0) fail("max", "max over an empty dimension of {}", x.describe());
+  Tensor out = empty(p.out_shape, x.dtype());
+  Tensor onehot_rows = zeros({p.nrows, p.ncols}, x.dtype());  // in the permuted layout
+  dispatch_float(x.dtype(), "max", [&]<typename T>() {
+    const T* in = p.rows.data_ptr<const T>();
+    T* o = out.data_ptr<T>();
+    T* oh = onehot_rows.data_ptr<T>();
+    for (int64_t i = 0; i < p.nrows; ++i) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < p.ncols; ++j)
+        if (in[i * p.ncols + j] > in[i * p.ncols + best]) best = j;
+      o[i] = in[i * p.ncols + best];
+      oh[i * p.ncols + best] = 1;
+    }
+  });
+  if (should_record({x})) {
+    // undo the permutation (x's dim moved last) so the mask has x's layout
+    Shape moved = x.shape();
+    moved.erase(moved.begin() + dim);
+    moved.push_back(x.shape()[dim]);
+    Shape order;
+    for (int64_t d = 0; d < x.dim(); ++d) order.push_back(d < dim ? d : (d == dim ? x.dim() - 1 : d - 1));
+    Tensor onehot = onehot_rows.view(moved).permute(order).contiguous();
+    Shape keep = p.keep_shape, from = x.shape();
+    record("max", {x}, {out}, {save(onehot, "argmax one-hot mask")},
+           [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{mul(expand(g[0].reshape(keep), from), s[0])};
+           });
+  }
+  return out;
+}
+
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  dim = wrap_dim("argmax", dim, x.dim());
+  Plan p = plan("argmax", x, {dim}, keepdim);
+  if (p.ncols == 0) fail("argmax", "argmax over an empty dimension of {}", x.describe());
+  Tensor out = empty(p.out_shape, DType::i64);
+  dispatch_float(x.dtype(), "argmax", [&]<typename T>() {
+    const T* in = p.rows.data_ptr<const T>();
+    int64_t* o = out.data_ptr<int64_t>();
+    for (int64_t i = 0; i < p.nrows; ++i) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < p.ncols; ++j)
+        if (in[i * p.ncols + j] > in[i * p.ncols + best]) best = j;
+      o[i] = best;
+    }
+  });
+  return out;
+}
+
+}  // namespace hg

@@ -1,0 +1,21 @@
+#include "gradcheck_cases.h"
+
+namespace hg::cases {
+
+Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::f64).requires_grad_(); }
+
+std::vector<GradcheckCase> all_cases(uint64_t seed) {
+  Generator gen(seed);
+  std::vector<GradcheckCase> out;
+  add_view_cases(out, gen);
+  add_elementwise_cases(out, gen);
+  add_reduce_cases(out, gen);
+  add_matmul_cases(out, gen);
+  add_softmax_cases(out, gen);
+  add_attention_cases(out, gen);
+  add_indexing_cases(out, gen);
+  add_loss_cases(out, gen);
+  return out;
+}
+
+}  // namespace hg::cases

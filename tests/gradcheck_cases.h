@@ -1,0 +1,34 @@
+// tests/gradcheck_cases.h — every differentiable op, as a gradcheck case on fresh random inputs.
+// Used by the doctest suites (one assertion per case) and by the `gradcheck` program (one table).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "handgrad.h"
+
+namespace hg::cases {
+
+struct GradcheckCase {
+  std::string op;       // "softmax"
+  std::string variant;  // "dim 0, broadcast", "causal", ...
+  TensorFn fn;
+  std::vector<Tensor> inputs;  // float64 leaves that require grad; masks and indices do not
+};
+
+// All cases, built from a fixed seed (the same inputs run after run).
+std::vector<GradcheckCase> all_cases(uint64_t seed = 7);
+
+// One function per op family, each in its own tests/cases_<family>.cpp.
+void add_view_cases(std::vector<GradcheckCase>& out, Generator& gen);         // cases_views.cpp
+void add_elementwise_cases(std::vector<GradcheckCase>& out, Generator& gen);  // cases_elementwise.cpp
+void add_reduce_cases(std::vector<GradcheckCase>& out, Generator& gen);       // cases_reduce.cpp
+void add_matmul_cases(std::vector<GradcheckCase>& out, Generator& gen);       // cases_matmul.cpp
+void add_softmax_cases(std::vector<GradcheckCase>& out, Generator& gen);      // cases_softmax.cpp
+void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen);    // cases_attention.cpp
+void add_indexing_cases(std::vector<GradcheckCase>& out, Generator& gen);     // cases_indexing.cpp
+void add_loss_cases(std::vector<GradcheckCase>& out, Generator& gen);         // cases_loss.cpp
+
+// A float64 leaf that requires grad, N(0, 1) entries.
+Tensor leaf(const Shape& shape, Generator& gen);
+
+}  // namespace hg::cases
