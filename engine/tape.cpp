@@ -58,6 +58,7 @@ void record(std::string op, const std::vector<Tensor>& inputs, const std::vector
     if (in.defined()) {
       s.id = in.id();
       s.label = in.label();
+      s.ref = in.impl_ptr();
       s.shape = in.shape();
       s.dtype = in.dtype();
       s.device = in.device();
@@ -73,7 +74,7 @@ void record(std::string op, const std::vector<Tensor>& inputs, const std::vector
     o->requires_grad = true;
     o->tape = tape;
     o->entry = entries.size();
-    e.outputs.push_back(OutputSlot{o->id, out.label(), o->shape, o->dtype, o->storage->device});
+    e.outputs.push_back(OutputSlot{o->id, out.label(), out.impl_ptr(), o->shape, o->dtype, o->storage->device});
   }
   e.saved = std::move(saved);
   e.backward = std::move(backward);
@@ -172,7 +173,7 @@ void backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opt
       if (!in.needs_grad || !gin[k].defined()) continue;
       if (gin[k].shape() != in.shape)
         fail(e.op, "backward produced a gradient of shape {} for input {} of shape {} (a bug in the op)",
-             shape_str(gin[k].shape()), in.label, shape_str(in.shape));
+             shape_str(gin[k].shape()), in.current_label(), shape_str(in.shape));
       if (in.leaf) {
         TensorImpl* leaf = in.leaf.get();
         leaf->grad = leaf->grad ? sum_grads(Tensor(leaf->grad), gin[k]).impl_ptr()
@@ -180,7 +181,7 @@ void backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opt
       } else if (in.producer != tape.get()) {
         fail("backward", "the gradient reached {} (input {} of {}), which was computed on a tape that an earlier "
              "backward() freed. Redo its forward pass, pass retain_graph=true to that backward, or detach() it.",
-             in.label, k, e.op);
+             in.current_label(), k, e.op);
       } else {
         auto it = grads.find(in.id);
         if (it == grads.end()) grads.emplace(in.id, gin[k]);
@@ -193,11 +194,21 @@ void backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opt
 
 // ---------------------------------------------------------------- printing
 
+namespace {
+std::string label_now(const std::weak_ptr<TensorImpl>& ref, const std::string& fallback) {
+  std::shared_ptr<TensorImpl> t = ref.lock();
+  return t && !t->name.empty() ? t->name : fallback;
+}
+}  // namespace
+
+std::string InputSlot::current_label() const { return label_now(ref, label); }
+std::string OutputSlot::current_label() const { return label_now(ref, label); }
+
 std::string TapeEntry::str() const {
   std::vector<std::string> ins, outs, sv;
   for (const InputSlot& s : inputs)
-    ins.push_back(fmt::format("{} {}{}", s.label, shape_str(s.shape), s.needs_grad ? "" : " (no grad)"));
-  for (const OutputSlot& s : outputs) outs.push_back(fmt::format("{} {}", s.label, shape_str(s.shape)));
+    ins.push_back(fmt::format("{} {}{}", s.current_label(), shape_str(s.shape), s.needs_grad ? "" : " (no grad)"));
+  for (const OutputSlot& s : outputs) outs.push_back(fmt::format("{} {}", s.current_label(), shape_str(s.shape)));
   for (const SavedTensor& s : saved) sv.push_back(fmt::format("{} v{}", s.what, s.version));
   std::string line = fmt::format("{:<14} {} -> {}", op, fmt::join(ins, ", "), fmt::join(outs, ", "));
   if (!sv.empty()) line += fmt::format("   saves: {}", fmt::join(sv, ", "));

@@ -29,7 +29,9 @@ class NoGradGuard {
 
 struct InputSlot {
   uint64_t id = 0;                    // tensor id: key of its gradient during backward
-  std::string label;                  // for printing
+  std::string label;                  // for printing, as it was at record time
+  std::weak_ptr<TensorImpl> ref;      // to print a name given after recording; never keeps it alive
+  std::string current_label() const;  // the tensor's name now if it is alive and named, else label
   Shape shape;
   DType dtype = DType::f32;
   Device device = Device::cpu;
@@ -41,6 +43,8 @@ struct InputSlot {
 struct OutputSlot {
   uint64_t id = 0;
   std::string label;
+  std::weak_ptr<TensorImpl> ref;
+  std::string current_label() const;
   Shape shape;
   DType dtype = DType::f32;
   Device device = Device::cpu;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -85,6 +86,83 @@ void Report::matrix(const std::string& key, const Tensor& t, int decimals) {
   json_["sections"][section_][key] = rows;
 }
 
+namespace {
+// Any tensor as a list of rows of doubles (0-d and 1-d: one row; more: rows of the last dim).
+std::vector<std::vector<double>> rows_of(const Tensor& t) {
+  Tensor m = t.detach().to(DType::f64);
+  const int64_t cols = m.dim() == 0 ? 1 : m.size(-1);
+  std::vector<double> flat = m.to_vector();
+  std::vector<std::vector<double>> rows;
+  for (size_t i = 0; i < flat.size(); i += static_cast<size_t>(cols))
+    rows.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i), flat.begin() + static_cast<std::ptrdiff_t>(i + cols));
+  return rows;
+}
+
+std::string cell(double v, int decimals) {
+  if (std::isinf(v)) return fmt::format("{:>{}}", v < 0 ? "-inf" : "inf", decimals + 4);
+  return fmt::format("{:>{}.{}f}", v, decimals + 4, decimals);
+}
+}  // namespace
+
+void Report::matrices(const std::string& key, const std::vector<std::string>& names, const std::vector<Tensor>& ts,
+                      int decimals) {
+  if (names.size() != ts.size()) throw Error(fmt::format("{}: matrices '{}' has {} names for {} tensors", lab_, key, names.size(), ts.size()));
+  std::vector<std::vector<std::vector<double>>> all;
+  nlohmann::json& j = json_["sections"][section_][key];
+  size_t nrows = 0, width = 0;
+  for (size_t k = 0; k < ts.size(); ++k) {
+    all.push_back(rows_of(ts[k]));
+    j[names[k]] = all.back();
+    nrows = std::max(nrows, all.back().size());
+    if (!all.back().empty()) width = std::max(width, all.back()[0].size());
+  }
+  const size_t colw = std::max<size_t>(width * static_cast<size_t>(decimals + 5) + 2, 12);
+  std::string head = fmt::format("  {:<10}", key);
+  for (const std::string& n : names) head += fmt::format("  {:<{}}", n, colw);
+  head.erase(head.find_last_not_of(' ') + 1);
+  fmt::print("{}\n", head);
+  for (size_t r = 0; r < nrows; ++r) {
+    std::string line = fmt::format("  {:<10}", "");
+    for (const auto& m : all) {
+      std::string c;
+      if (r < m.size()) {
+        std::vector<std::string> cells;
+        for (double v : m[r]) cells.push_back(cell(v, decimals));
+        c = fmt::format("[{}]", fmt::join(cells, " "));
+      }
+      line += fmt::format("  {:<{}}", c, colw);
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    fmt::print("{}\n", line);
+  }
+}
+
+void Report::fact(const std::string& key, const std::string& measured, std::optional<std::string> text_value) {
+  nlohmann::json& j = json_["sections"][section_][key];
+  j["measured"] = measured;
+  if (text_value) {
+    ++compared_;
+    bool ok = measured == *text_value;
+    if (!ok) ++mismatches_;
+    j["text"] = *text_value;
+    j["agrees"] = ok;
+    fmt::print("  {:<34} {:<18} text {:<18} {}\n", key, measured, *text_value, ok ? "ok" : "DIFFERS");
+  } else {
+    fmt::print("  {:<34} {}\n", key, measured);
+  }
+}
+
+void Report::tolerance(const std::string& key, double measured, double bound) {
+  ++tolerance_checks_;
+  bool ok = measured <= bound;  // NaN fails
+  if (!ok) ++tolerance_failures_;
+  nlohmann::json& j = json_["sections"][section_][key];
+  j["measured"] = measured;
+  j["bound"] = bound;
+  j["within"] = ok;
+  fmt::print("  {:<34} {:>10.2e}   <= {:.0e}  {}\n", key, measured, bound, ok ? "ok" : "EXCEEDS");
+}
+
 void Report::write_json(const std::string& path) const {
   std::ofstream f(path);
   if (!f) throw Error(fmt::format("{}: cannot write --json file '{}'", lab_, path));
@@ -95,6 +173,12 @@ void Report::summary() {
   json_["compared"] = compared_;
   json_["mismatches"] = mismatches_;
   fmt::print("\n{} numbers compared with the text: {} agree, {} differ.\n", compared_, compared_ - mismatches_, mismatches_);
+  if (tolerance_checks_ > 0) {
+    json_["tolerance_checks"] = tolerance_checks_;
+    json_["tolerance_failures"] = tolerance_failures_;
+    fmt::print("{} agreement checks between methods: {} within their bound, {} not.\n", tolerance_checks_,
+               tolerance_checks_ - tolerance_failures_, tolerance_failures_);
+  }
 }
 
 bool stdout_is_terminal() { return isatty(STDOUT_FILENO) != 0; }

@@ -24,9 +24,19 @@ class Report {
               const std::vector<double>& text_values = {}, int decimals = 3);
   // A matrix (or vector) printed as rows; recorded in JSON as nested lists.
   void matrix(const std::string& key, const Tensor& t, int decimals = 3);
+  // Several matrices of the same shape side by side under their names ("formula", "tape", ...);
+  // recorded in JSON as {name: rows}. 0-d and 1-d tensors print as one row.
+  void matrices(const std::string& key, const std::vector<std::string>& names, const std::vector<Tensor>& ts,
+                int decimals = 3);
+  // A non-numeric fact (a shape, a label) beside the text's; agreement means equal strings.
+  void fact(const std::string& key, const std::string& measured, std::optional<std::string> text_value = std::nullopt);
+  // A small error that must stay within `bound` ("max |formula - tape|  3.1e-12  <= 1e-08 ok").
+  // Counted apart from the comparisons with the text: see tolerance_failures().
+  void tolerance(const std::string& key, double measured, double bound);
 
   int mismatches() const { return mismatches_; }
   int compared() const { return compared_; }
+  int tolerance_failures() const { return tolerance_failures_; }
   nlohmann::json& json() { return json_; }
   void write_json(const std::string& path) const;  // throws hg::Error if the file cannot be written
   void summary();  // "N numbers compared with the text, M disagree"
@@ -36,6 +46,7 @@ class Report {
   nlohmann::json json_;
   std::string section_ = "main";
   int mismatches_ = 0, compared_ = 0;
+  int tolerance_checks_ = 0, tolerance_failures_ = 0;
 };
 
 bool stdout_is_terminal();

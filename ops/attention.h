@@ -19,10 +19,12 @@
 
 namespace hg {
 
+// Written with designated initializers: attention(q, k, v, {.causal = true, .mask = pad}). Every
+// member has a default initializer, so leaving some out does not trip -Wmissing-field-initializers.
 struct AttentionOptions {
-  std::optional<double> scale;  // default 1/sqrt(d_k); set to 1.0 for "no scale"
+  std::optional<double> scale{};  // default 1/sqrt(d_k); set to 1.0 for "no scale"
   bool causal = false;
-  Tensor mask;                  // optional: b8 (true = may attend) or float additive
+  Tensor mask{};                  // optional: b8 (true = may attend) or float additive
 };
 
 // Q (..., Tq, dk), K (..., Tk, dk), V (..., Tk, dv); leading dimensions must match (after

@@ -1,8 +1,65 @@
-// Gradcheck cases for ops/attention.h (to be filled in with the op).
+// Gradcheck cases for ops/attention.h: the one "attention" tape entry with each kind of mask,
+// scale and shape. Gradients flow to Q, K and V; masks are constants.
+#include <limits>
+
 #include "gradcheck_cases.h"
 
 namespace hg::cases {
 
-void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) { (void)out; (void)gen; }
+namespace {
+
+// Key padding (B, 1, 1, T), true = a real token. Left padding puts the pads first.
+Tensor padding_mask(const std::vector<int64_t>& lengths, int64_t T, bool left) {
+  std::vector<bool> m;
+  for (int64_t len : lengths)
+    for (int64_t j = 0; j < T; ++j) m.push_back(left ? j >= T - len : j < len);
+  return bool_tensor(m, {static_cast<int64_t>(lengths.size()), 1, 1, T});
+}
+
+// causal & padding as one boolean (B, 1, T, T) mask.
+Tensor combined_mask(const std::vector<int64_t>& lengths, int64_t T, bool left) {
+  std::vector<bool> m;
+  for (int64_t len : lengths)
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < T; ++j) m.push_back(j <= i && (left ? j >= T - len : j < len));
+  return bool_tensor(m, {static_cast<int64_t>(lengths.size()), 1, T, T});
+}
+
+}  // namespace
+
+void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
+  using V = std::vector<Tensor>;
+  auto qkv = [&](const Shape& q, const Shape& k, const Shape& v) { return V{leaf(q, gen), leaf(k, gen), leaf(v, gen)}; };
+
+  out.push_back({"attention", "no mask (2, 4, 3)", [](const V& x) { return attention(x[0], x[1], x[2]); },
+                 qkv({2, 4, 3}, {2, 4, 3}, {2, 4, 3})});
+  out.push_back({"attention", "causal (4, 3)", [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true}); },
+                 qkv({4, 3}, {4, 3}, {4, 2})});
+  out.push_back({"attention", "causal, no scale (scale 1)",
+                 [](const V& x) { return attention(x[0], x[1], x[2], {.scale = 1.0, .causal = true}); },
+                 qkv({4, 3}, {4, 3}, {4, 3})});
+  Tensor pad = padding_mask({4, 2}, 4, /*left=*/false);
+  out.push_back({"attention", "bool padding (B, 1, 1, T), 2 heads",
+                 [pad](const V& x) { return attention(x[0], x[1], x[2], {.mask = pad}); },
+                 qkv({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2})});
+  out.push_back({"attention", "causal + padding (B, 1, 1, T)",
+                 [pad](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .mask = pad}); },
+                 qkv({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2})});
+  Tensor combined = combined_mask({4, 2}, 4, /*left=*/true);  // left padding: fully masked early rows
+  out.push_back({"attention", "combined (B, 1, T, T), left-padded",
+                 [combined](const V& x) { return attention(x[0], x[1], x[2], {.mask = combined}); },
+                 qkv({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2})});
+  const double h = -std::numeric_limits<double>::infinity();
+  Tensor additive = tensor({0, h, -1.5, h, 0.5, 0, h, 0.25, 0, 0, 0, 0, 1, h, -2, 0}, {4, 4}, DType::f64);
+  out.push_back({"attention", "additive float mask (T, T)",
+                 [additive](const V& x) { return attention(x[0], x[1], x[2], {.mask = additive}); },
+                 qkv({2, 4, 3}, {2, 4, 3}, {2, 4, 2})});
+  out.push_back({"attention", "Tq 3 != Tk 5, causal",
+                 [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true}); },
+                 qkv({2, 3, 4}, {2, 5, 4}, {2, 5, 2})});
+  out.push_back({"attention", "broadcast K, V over heads (2, 1, T, d)",
+                 [](const V& x) { return attention(x[0], x[1], x[2], {.scale = 0.7}); },
+                 qkv({2, 2, 3, 2}, {2, 1, 3, 2}, {1, 3, 2})});
+}
 
 }  // namespace hg::cases

@@ -1,0 +1,146 @@
+// cuda/backend.cpp — the CudaBackend table (engine/backend.h): device discovery, memory, copies,
+// and the kernels' host side (dtype dispatch, argument checks, launch checks).
+#include "engine/backend.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+
+#include "cuda/allocator.h"
+#include "cuda/runtime.h"
+#include "cuda/softmax.h"
+#include "engine/error.h"
+
+#ifndef HANDGRAD_CUDA_ARCHS
+#define HANDGRAD_CUDA_ARCHS "?"
+#endif
+
+namespace hg {
+namespace cuda {
+
+cudaStream_t stream() { return nullptr; }  // the legacy default stream: one place to change it
+
+namespace {
+// "/work/main/cuda/backend.cpp" -> "cuda/backend.cpp": the path inside the repository.
+const char* repo_path(const char* file) {
+  const char* best = file;
+  for (const char* p = std::strstr(file, "/cuda/"); p; p = std::strstr(p + 1, "/cuda/")) best = p + 1;
+  return best;
+}
+}  // namespace
+
+void cuda_fail(cudaError_t e, const std::string& call, const char* file, int line, const std::string& hint) {
+  (void)cudaGetLastError();  // a non-sticky error stays in the last-error slot; clear it
+  std::string msg = fmt::format("cuda: {} failed: {} ({}) at {}:{}", call, cudaGetErrorString(e),
+                                cudaGetErrorName(e), repo_path(file), line);
+  if (!hint.empty()) msg += "; " + hint;
+  throw Error(msg);
+}
+
+namespace {
+
+// ---------------------------------------------------------------- device discovery
+
+struct Probe {
+  bool available = false;
+  std::string summary;  // "NVIDIA H200, sm_90, ..." or why no device is usable
+};
+
+// Asks the runtime once: cudaGetDeviceCount returns an error code (never crashes) when the driver
+// or the device is missing, and the answer cannot change during the process.
+Probe run_probe() {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {false, fmt::format("cudaGetDeviceCount: {} ({})", cudaGetErrorString(e), cudaGetErrorName(e))};
+  }
+  if (count < 1) return {false, "cudaGetDeviceCount: 0 devices"};
+  cudaDeviceProp prop;
+  e = cudaGetDeviceProperties(&prop, 0);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {false, fmt::format("cudaGetDeviceProperties(0): {} ({})", cudaGetErrorString(e), cudaGetErrorName(e))};
+  }
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
+  std::string what = fmt::format("{}, sm_{}{}, {:.0f} GiB, {} SMs, {} device(s); driver {}.{}, runtime {}.{}; "
+                                 "built for CMAKE_CUDA_ARCHITECTURES={}",
+                                 prop.name, prop.major, prop.minor, static_cast<double>(prop.totalGlobalMem) / (1u << 30),
+                                 prop.multiProcessorCount, count, driver / 1000, driver % 1000 / 10, runtime / 1000,
+                                 runtime % 1000 / 10, HANDGRAD_CUDA_ARCHS);
+  // A device the build has no kernel image (or PTX) for is not usable: say so now, not at the first launch.
+  e = probe_kernel_image();
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {false, fmt::format("{}: no kernel image for this device: {} ({}); reconfigure with "
+                               "-DCMAKE_CUDA_ARCHITECTURES={}{}",
+                               what, cudaGetErrorString(e), cudaGetErrorName(e), prop.major, prop.minor)};
+  }
+  return {true, what};
+}
+
+const Probe& probe() {
+  static const Probe p = run_probe();  // thread-safe, once
+  return p;
+}
+
+bool device_available() { return probe().available; }
+const char* device_summary() { return probe().summary.c_str(); }
+
+// ---------------------------------------------------------------- copies
+
+// h2d and d2h wait for the copy: the caller may free or read the host buffer as soon as we return.
+void memcpy_h2d(void* dst, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  HG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream()));
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+void memcpy_d2h(void* dst, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  HG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream()));
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+void memcpy_d2d(void* dst, const void* src, size_t nbytes) {  // ordered on the stream, no wait
+  if (nbytes == 0) return;
+  HG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, stream()));
+}
+
+// ---------------------------------------------------------------- kernels
+
+void softmax_lastdim(const void* x, void* y, int64_t rows, int64_t cols, DType t) {
+  if (rows < 0 || cols < 0) fail("softmax (cuda)", "rows {} and cols {} must be non-negative", rows, cols);
+  switch (t) {
+    case DType::f32:
+      HG_CUDA_CHECK(softmax_lastdim_f32(static_cast<const float*>(x), static_cast<float*>(y), rows, cols, stream()));
+      break;
+    case DType::f64:
+      HG_CUDA_CHECK(softmax_lastdim_f64(static_cast<const double*>(x), static_cast<double*>(y), rows, cols, stream()));
+      break;
+    default:
+      fail("softmax (cuda)", "dtype {} is not supported; softmax needs float32 or float64 (convert with .to(DType::f32))",
+           dtype_name(t));
+  }
+}
+
+const CudaBackend kBackend{
+    .device_available = device_available,
+    .device_summary = device_summary,
+    .alloc = device_alloc,
+    .free = device_free,
+    .memcpy_h2d = memcpy_h2d,
+    .memcpy_d2h = memcpy_d2h,
+    .memcpy_d2d = memcpy_d2d,
+    .softmax_lastdim = softmax_lastdim,
+};
+
+}  // namespace
+}  // namespace cuda
+
+const CudaBackend* cuda_backend() { return &cuda::kBackend; }
+
+}  // namespace hg

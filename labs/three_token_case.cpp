@@ -1,0 +1,212 @@
+#include "three_token_case.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+namespace hg::lab {
+
+std::string ThreeTokenVariant::name() const {
+  return fmt::format("{}, {}", causal ? "causal" : "no mask", scaled ? "scaled by 1/√d_k" : "unscaled");
+}
+
+AttentionOptions ThreeTokenVariant::options() const {
+  AttentionOptions o;
+  o.causal = causal;
+  if (!scaled) o.scale = 1.0;  // otherwise the default, 1/√d_k
+  return o;
+}
+
+ThreeTokenInputs three_token_inputs() {
+  ThreeTokenInputs in;
+  in.Q = tensor({1, 0, 0, 1, 1, 1}, {3, 2}, DType::f64).requires_grad_().set_name("Q");
+  in.K = tensor({1, 0, 0, 1, 1, 1}, {3, 2}, DType::f64).requires_grad_().set_name("K");
+  in.V = tensor({1, 0, 0, 2, 3, 3}, {3, 2}, DType::f64).requires_grad_().set_name("V");
+  return in;
+}
+
+Tensor three_token_dO() {
+  Tensor dO = zeros({3, 2}, DType::f64);
+  dO.set_at({2, 1}, 1.0);  // L = o_{3,2}: dL/dO is 1 there and 0 elsewhere
+  return dO;
+}
+
+AttentionTrace three_token_trace(const ThreeTokenVariant& v) {
+  ThreeTokenInputs in = three_token_inputs();
+  NoGradGuard ng;
+  return attention_trace(in.Q.detach(), in.K.detach(), in.V.detach(), three_token_dO(), v.options());
+}
+
+Tensor three_token_scores() {
+  ThreeTokenInputs in = three_token_inputs();
+  NoGradGuard ng;
+  return matmul(in.Q.detach(), in.K.detach().transpose(0, 1));  // (3, 3)
+}
+
+double Ways::max_diff() const {
+  std::vector<Tensor> ts;
+  for (const Tensor& t : {formula, tape, numeric, primitive})
+    if (t.defined()) ts.push_back(t);
+  double m = 0.0;
+  for (size_t i = 0; i < ts.size(); ++i)
+    for (size_t j = i + 1; j < ts.size(); ++j) m = std::max(m, max_abs_diff(ts[i], ts[j]));
+  return m;
+}
+
+namespace {
+
+// Attention from primitive ops, each its own tape entry, every tensor named for printing. The
+// tape captures an output's label when the op records it, before we can name it, so the names
+// and the text's rule for each step are also kept by tensor id.
+struct PrimitiveGraph {
+  Tensor S, P, L;
+  size_t first_entry = 0;  // the graph's first entry in the tape (a tape may hold earlier entries)
+  struct Named {
+    std::string label, rule;
+  };
+  std::unordered_map<uint64_t, Named> names;
+};
+
+PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v) {
+  PrimitiveGraph g;
+  auto name = [&g](Tensor t, const std::string& label, const std::string& rule) {
+    t.set_name(label);
+    g.names[t.id()] = {label, rule};
+    return t;
+  };
+  for (const Tensor& t : {in.Q, in.K, in.V}) g.names[t.id()] = {t.name(), ""};
+  const std::string scores_name = (v.scaled || v.causal) ? "QKᵀ" : "S";
+  const std::string scaled_name = v.causal ? "QKᵀ/√d_k" : "S";
+
+  Tensor Kt = name(in.K.transpose(0, 1), "Kᵀ", "Kᵀ is K read transposed  →  dK = (d(Kᵀ))ᵀ");
+  g.first_entry = Kt.tape_entry();
+  Tensor x = name(matmul(in.Q, Kt), scores_name,
+                  fmt::format("{0} = Q Kᵀ  →  dQ = d({0}) K,  d(Kᵀ) = Qᵀ d({0})", scores_name));  // (3, 3)
+  if (v.scaled)
+    x = name(mul(x, 1.0 / std::sqrt(2.0)), scaled_name,
+             fmt::format("{} = QKᵀ · (1/√d_k)  →  d(QKᵀ) = d({}) / √d_k", scaled_name, scaled_name));
+  if (v.causal) {
+    std::vector<bool> future;  // true above the diagonal: key j > query i
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) future.push_back(j > i);
+    const std::string unmasked = x.name();
+    Tensor mask = bool_tensor(future, {3, 3}).set_name("future");
+    g.names[mask.id()] = {"future", ""};
+    x = name(masked_fill(x, mask, -std::numeric_limits<double>::infinity()), "S",
+             fmt::format("S = {0} with the future set to −inf  →  d({0}) = dS, 0 where masked", unmasked));
+  }
+  g.S = x;
+  g.P = name(softmax(g.S, -1), "P",
+             "P = softmax(S) by rows  →  dS = P ∘ (dP − rowsum(P ∘ dP)),  i.e. dS_ij = P_ij (g_ij − ḡ_i)");
+  Tensor O = name(matmul(g.P, in.V), "O", "O = P V  →  dP = dO Vᵀ  (= g),  dV = Pᵀ dO");  // (3, 2)
+  Tensor o3 = name(O.select(0, 2), "o₃", "o₃ = row 3 of O  →  dO = zeros, with row 3 = d(o₃)");
+  g.L = name(o3.select(0, 1), "L", "L = o₃,₂ (the second component)  →  d(o₃) = (0, 1)");
+  return g;
+}
+
+std::string entry_line(size_t i, const TapeEntry& e, const PrimitiveGraph& g) {
+  auto label = [&g](uint64_t id, const std::string& fallback) {
+    auto it = g.names.find(id);
+    return it == g.names.end() ? fallback : it->second.label;
+  };
+  std::vector<std::string> ins, outs, saved;
+  for (const InputSlot& s : e.inputs)
+    ins.push_back(fmt::format("{} {}{}", label(s.id, s.label), shape_str(s.shape), s.needs_grad ? "" : " (constant)"));
+  for (const OutputSlot& s : e.outputs) outs.push_back(fmt::format("{} {}", label(s.id, s.label), shape_str(s.shape)));
+  for (const SavedTensor& s : e.saved) saved.push_back(s.what);
+  std::string line = fmt::format("#{:<2} {:<12} {} -> {}", i, e.op, fmt::join(ins, ", "), fmt::join(outs, ", "));
+  if (!saved.empty()) line += fmt::format("   saves: {}", fmt::join(saved, ", "));
+  return line;
+}
+
+BackwardStep make_step(size_t i, const TapeEntry& e, const PrimitiveGraph& g, const std::vector<Tensor>& gout,
+                       const std::vector<Tensor>& gin) {
+  BackwardStep s;
+  s.entry = i;
+  s.op = e.op;
+  auto lookup = [&g](uint64_t id, const std::string& fallback) {
+    auto it = g.names.find(id);
+    return it == g.names.end() ? fallback : it->second.label;
+  };
+  for (const InputSlot& in : e.inputs) s.input_labels.push_back(lookup(in.id, in.label));
+  for (const OutputSlot& out : e.outputs) s.output_labels.push_back(lookup(out.id, out.label));
+  if (!e.outputs.empty()) {
+    auto it = g.names.find(e.outputs[0].id);
+    if (it != g.names.end()) s.rule = it->second.rule;
+  }
+  s.grad_outputs = gout;
+  s.grad_inputs = gin;
+  return s;
+}
+
+}  // namespace
+
+ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHook& before, const StepHook& after) {
+  ThreeTokenBackward r;
+  r.variant = v;
+  const AttentionOptions opts = v.options();
+
+  // 1. The formula: every intermediate of the hand backward, and row 3's Jacobian.
+  r.trace = three_token_trace(v);
+  {
+    NoGradGuard ng;
+    r.J3 = softmax_jacobian(r.trace.P.select(0, 2));       // (3, 3)
+    r.Jg3 = matmul(r.J3, r.trace.dP.select(0, 2));         // (3,)
+  }
+
+  // 2. The tape of the fused op: L = attention(Q, K, V)[3][2]; L.backward().
+  {
+    ThreeTokenInputs in = three_token_inputs();
+    Tensor L = attention(in.Q, in.K, in.V, opts).index({2, 1});
+    L.backward();
+    r.dQ.tape = in.Q.grad();
+    r.dK.tape = in.K.grad();
+    r.dV.tape = in.V.grad();
+  }
+
+  // 3. Finite differences of L, one input at a time (and of L as a function of S, for dS).
+  {
+    ThreeTokenInputs in = three_token_inputs();
+    TensorFn f = [opts](const std::vector<Tensor>& x) { return attention(x[0], x[1], x[2], opts).index({2, 1}); };
+    r.dQ.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 0);
+    r.dK.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 1);
+    r.dV.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 2);
+    TensorFn fs = [](const std::vector<Tensor>& x) { return matmul(softmax(x[0], -1), x[1]).index({2, 1}); };
+    r.dS.numeric = numeric_gradient(fs, {r.trace.S, in.V.detach()}, 0);  // masked entries stay −inf: 0
+  }
+
+  // 4. The primitive graph, walked with an observer: its softmax entry hands out dS.
+  {
+    ThreeTokenInputs in = three_token_inputs();
+    PrimitiveGraph g = primitive_graph(in, v);
+    const std::vector<TapeEntry>& entries = g.L.tape()->entries();
+    for (size_t i = g.first_entry; i <= g.L.tape_entry(); ++i) r.tape_listing.push_back(entry_line(i, entries[i], g));
+    const uint64_t P_id = g.P.id();
+    BackwardObserver obs;
+    obs.before = [&](size_t i, const TapeEntry& e, const std::vector<Tensor>& gout) {
+      ++r.steps;
+      if (before) before(make_step(i, e, g, gout, {}));
+    };
+    obs.after = [&](size_t i, const TapeEntry& e, const std::vector<Tensor>& gout, const std::vector<Tensor>& gin) {
+      if (e.outputs.size() == 1 && e.outputs[0].id == P_id) r.dS.tape = gin[0].clone();
+      if (after) after(make_step(i, e, g, gout, gin));
+    };
+    BackwardOptions bo;
+    bo.observer = &obs;
+    backward(g.L, Tensor(), bo);
+    r.dQ.primitive = in.Q.grad();
+    r.dK.primitive = in.K.grad();
+    r.dV.primitive = in.V.grad();
+  }
+
+  r.dS.formula = r.trace.dS;
+  r.dQ.formula = r.trace.dQ;
+  r.dK.formula = r.trace.dK;
+  r.dV.formula = r.trace.dV;
+  return r;
+}
+
+}  // namespace hg::lab

@@ -1,0 +1,311 @@
+// ops/indexing.cpp — masks, selection, gathering and joining.
+//
+// Notation: g = dL/dout. Masks are b8 tensors stored as uint8_t (1 = true). masked_fill and where
+// are elementwise selections, so each output element's gradient goes to the one input element it
+// was read from; embedding is a gather of rows, so its backward is the matching scatter-add;
+// concat, chunk and split only move elements, so their backward moves the gradient back.
+#include "ops/indexing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "engine/dispatch.h"
+#include "engine/error.h"
+#include "engine/strided.h"
+#include "engine/tape.h"
+#include "ops/broadcast.h"
+
+namespace hg {
+
+namespace {
+
+void require_cpu(const char* op, const Tensor& x) {
+  if (x.device() != Device::cpu)
+    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
+         device_name(x.device()), device_name(x.device()));
+}
+
+void require_defined(const char* op, const Tensor& x, const char* what) {
+  if (!x.defined()) fail(op, "the {} is an undefined tensor", what);
+}
+
+void require_mask(const char* op, const Tensor& mask, const char* what) {
+  if (mask.dtype() != DType::b8)
+    fail(op, "the {} {} must be a b8 (boolean) tensor; build it with bool_tensor(...) or compare into b8",
+         what, mask.describe());
+}
+
+// True when shape `s` broadcasts to exactly `to` (numpy rules, `to` not enlarged).
+bool broadcasts_to(const Shape& s, const Shape& to) {
+  if (s.size() > to.size()) return false;
+  const size_t lead = to.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] != 1 && s[i] != to[lead + i]) return false;
+  return true;
+}
+
+// "[1, 0]": the multi-index of row-major position `flat` in `shape`.
+std::string position_str(const Shape& shape, int64_t flat) {
+  Shape idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return fmt::format("[{}]", fmt::join(idx, ", "));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- masked_fill
+// forward:  out[i] = mask[i] ? value : x[i]     (mask broadcast to x's shape)
+// backward: dx[i] = mask[i] ? 0 : g[i]           — a filled element no longer depends on x.
+// Saves the mask (b8, x's broadcast); the backward is masked_fill(g, mask, 0) itself.
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  const char* op = "masked_fill";
+  require_defined(op, x, "input x");
+  require_defined(op, mask, "mask");
+  require_mask(op, mask, "mask");
+  if (mask.device() != x.device())
+    fail(op, "mask {} is on {} but x {} is on {}; move the mask with .to(Device::{})", mask.describe(),
+         device_name(mask.device()), x.describe(), device_name(x.device()), device_name(x.device()));
+  require_cpu(op, x);
+  if (!broadcasts_to(mask.shape(), x.shape()))
+    fail(op, "mask of shape {} does not broadcast to x's shape {} (each mask dimension must equal x's or be 1, "
+         "aligned from the right, and the mask may not have more dimensions than x)",
+         shape_str(mask.shape()), shape_str(x.shape()));
+
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  const Shape mask_strides = broadcast_strides(op, mask, x.shape());
+  dispatch_float(x.dtype(), op, [&]<typename T>() {
+    const T fill = static_cast<T>(value);  // -inf stays -inf
+    for_each_row<T, const T, const uint8_t>(
+        x.shape(), {&out.strides(), &x.strides(), &mask_strides},
+        std::make_tuple(out.data_ptr<T>(), static_cast<const T*>(x.raw_data()),
+                        static_cast<const uint8_t*>(mask.raw_data())),
+        [&](int64_t n, std::tuple<T*, const T*, const uint8_t*> p, const std::array<int64_t, 3>& st) {
+          auto [o, a, m] = p;
+          for (int64_t i = 0; i < n; ++i) o[i * st[0]] = m[i * st[2]] ? fill : a[i * st[1]];
+        });
+  });
+
+  if (should_record({x})) {
+    record(op, {x, mask}, {out}, {save(mask, "mask")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{masked_fill(g[0], s[0], 0.0), Tensor()};
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- where
+// forward:  out[i] = cond[i] ? a[i] : b[i]       (cond, a, b broadcast to one shape)
+// backward: da = sum_to(cond ? g : 0, a.shape),  db = sum_to(cond ? 0 : g, b.shape)
+// — each output element came from exactly one of a, b; sum_to folds broadcast reads back.
+// Saves cond; the backward is where() itself against a 0-d zero.
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const char* op = "where";
+  require_defined(op, cond, "condition");
+  require_defined(op, a, "input a");
+  require_defined(op, b, "input b");
+  require_mask(op, cond, "condition");
+  check_same_dtype_device(op, a, b);
+  if (cond.device() != a.device())
+    fail(op, "condition {} is on {} but a {} is on {}; move the condition with .to(Device::{})", cond.describe(),
+         device_name(cond.device()), a.describe(), device_name(a.device()), device_name(a.device()));
+  require_cpu(op, a);
+
+  Shape shape;
+  try {
+    shape = broadcast_shapes(op, cond.shape(), broadcast_shapes(op, a.shape(), b.shape()));
+  } catch (const Error&) {
+    fail(op, "condition {}, a {} and b {} cannot be broadcast to one shape (sizes must match or be 1, aligned "
+         "from the right)", shape_str(cond.shape()), shape_str(a.shape()), shape_str(b.shape()));
+  }
+  Tensor out = empty(shape, a.dtype(), a.device());
+  const Shape sc = broadcast_strides(op, cond, shape), sa = broadcast_strides(op, a, shape),
+              sb = broadcast_strides(op, b, shape);
+  dispatch_float(a.dtype(), op, [&]<typename T>() {
+    for_each_row<T, const uint8_t, const T, const T>(
+        shape, {&out.strides(), &sc, &sa, &sb},
+        std::make_tuple(out.data_ptr<T>(), static_cast<const uint8_t*>(cond.raw_data()),
+                        static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data())),
+        [&](int64_t n, std::tuple<T*, const uint8_t*, const T*, const T*> p, const std::array<int64_t, 4>& st) {
+          auto [o, c, x, y] = p;
+          for (int64_t i = 0; i < n; ++i) o[i * st[0]] = c[i * st[1]] ? x[i * st[2]] : y[i * st[3]];
+        });
+  });
+
+  if (should_record({a, b})) {
+    const Shape shape_a = a.shape(), shape_b = b.shape();
+    const bool ga = a.requires_grad(), gb = b.requires_grad();
+    record(op, {cond, a, b}, {out}, {save(cond, "condition")},
+           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             Tensor zero = zeros({}, g[0].dtype(), g[0].device());
+             return std::vector<Tensor>{Tensor(), ga ? sum_to(where(s[0], g[0], zero), shape_a) : Tensor(),
+                                        gb ? sum_to(where(s[0], zero, g[0]), shape_b) : Tensor()};
+           });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- embedding
+// forward:  out[p, :] = weight[indices[p], :]          weight (V, d), indices (...), out (..., d)
+// backward: dweight[v, :] = sum over p with indices[p] = v of g[p, :]
+// — a row read k times receives the sum of its k gradients (scatter-add, `+=`: rows fan out).
+// Saves the indices (i64), which say where each gradient row goes; the weight is not needed.
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  const char* op = "embedding";
+  require_defined(op, weight, "weight");
+  require_defined(op, indices, "indices");
+  if (weight.dim() != 2)
+    fail(op, "weight {} must be 2-D (V, d): one row of d numbers per token id", weight.describe());
+  if (indices.dtype() != DType::i64)
+    fail(op, "indices {} must be i64 token ids; convert with .to(DType::i64)", indices.describe());
+  require_cpu(op, weight);
+  require_cpu(op, indices);
+  const int64_t V = weight.size(0), d = weight.size(1);
+  const std::vector<int64_t> ids = indices.to_int_vector();  // row-major over indices' shape
+  for (size_t p = 0; p < ids.size(); ++p)
+    if (ids[p] < 0 || ids[p] >= V)
+      fail(op, "index {} at position {} of indices {} is out of range for a table of V = {} rows (weight {}); "
+           "token ids must lie in [0, {})", ids[p], position_str(indices.shape(), static_cast<int64_t>(p)),
+           shape_str(indices.shape()), V, shape_str(weight.shape()), V);
+
+  Shape out_shape = indices.shape();
+  out_shape.push_back(d);
+  Tensor out = empty(out_shape, weight.dtype());  // (..., d)
+  dispatch_float(weight.dtype(), op, [&]<typename T>() {
+    const T* w = static_cast<const T*>(weight.raw_data());  // (V, d), any strides
+    const int64_t sv = weight.strides()[0], sd = weight.strides()[1];
+    T* o = out.data_ptr<T>();
+    for (size_t p = 0; p < ids.size(); ++p)
+      for (int64_t j = 0; j < d; ++j) o[static_cast<int64_t>(p) * d + j] = w[ids[p] * sv + j * sd];
+  });
+
+  if (should_record({weight})) {
+    const DType t = weight.dtype();
+    record(op, {weight, indices}, {out}, {save(indices, "indices")},
+           [V, d, t](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             const std::vector<int64_t> rows = s[0].to_int_vector();
+             const Tensor gc = g[0].contiguous();  // (..., d)
+             Tensor dweight = zeros({V, d}, t);    // (V, d)
+             dispatch_float(t, "embedding backward", [&]<typename T>() {
+               const T* gp = static_cast<const T*>(gc.raw_data());
+               T* dw = dweight.data_ptr<T>();
+               for (size_t p = 0; p < rows.size(); ++p)
+                 for (int64_t j = 0; j < d; ++j) dw[rows[p] * d + j] += gp[static_cast<int64_t>(p) * d + j];
+             });
+             return std::vector<Tensor>{dweight, Tensor()};
+           });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- concat
+// forward:  out[..., o_k + i, ...] = xs[k][..., i, ...]   along `dim`, o_k = sum of earlier sizes
+// backward: dxs[k] = g[..., o_k : o_k + n_k, ...]         — each piece of g goes back to its input.
+// Saves nothing: the offsets and sizes are enough.
+
+Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
+  const char* op = "concat";
+  if (xs.empty()) fail(op, "needs at least one tensor, got an empty list");
+  for (size_t k = 0; k < xs.size(); ++k)
+    if (!xs[k].defined()) fail(op, "input {} is an undefined tensor", k);
+  const Tensor& first = xs[0];
+  if (first.dim() == 0)
+    fail(op, "input 0 is 0-d ({}); concat joins along a dimension — unsqueeze(0) the inputs first", first.describe());
+  const int64_t r = first.dim();
+  dim = wrap_dim(op, dim, r);
+  Shape out_shape = first.shape();
+  out_shape[dim] = 0;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const Tensor& x = xs[k];
+    bool same = x.dim() == r;
+    for (int64_t i = 0; same && i < r; ++i) same = i == dim || x.shape()[i] == first.shape()[i];
+    if (!same)
+      fail(op, "input {} has shape {} but input 0 has shape {}; every dimension except the concat dimension {} "
+           "must be equal", k, shape_str(x.shape()), shape_str(first.shape()), dim);
+    if (x.dtype() != first.dtype() || x.device() != first.device())
+      fail(op, "input {} is {} on {} but input 0 is {} on {}; convert it with .to(...) first", k, x.describe(),
+           device_name(x.device()), first.describe(), device_name(first.device()));
+    require_cpu(op, x);
+    out_shape[dim] += x.shape()[dim];
+  }
+
+  Tensor out = empty(out_shape, first.dtype(), first.device());
+  std::vector<int64_t> offsets, sizes;
+  std::vector<bool> needs;
+  {
+    NoGradGuard ng;
+    int64_t off = 0;
+    for (const Tensor& x : xs) {
+      const int64_t n = x.shape()[dim];
+      out.slice(dim, off, off + n).copy_(x.detach());
+      offsets.push_back(off);
+      sizes.push_back(n);
+      needs.push_back(x.requires_grad());
+      off += n;
+    }
+  }
+
+  if (should_record(xs)) {
+    record(op, xs, {out}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      std::vector<Tensor> dxs;
+      for (size_t k = 0; k < offsets.size(); ++k)
+        dxs.push_back(needs[k] ? g[0].slice(dim, offsets[k], offsets[k] + sizes[k]) : Tensor());
+      return dxs;
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- chunk, split
+// Views made with Tensor::slice, which records its own backward (the piece's gradient placed in
+// zeros of x's shape); the tape sums the pieces' contributions into dx.
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+  const char* op = "split";
+  require_defined(op, x, "input x");
+  if (x.dim() == 0) fail(op, "cannot split a 0-d tensor ({})", x.describe());
+  dim = wrap_dim(op, dim, x.dim());
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) fail(op, "sizes ({}) hold a negative size {}", fmt::join(sizes, ", "), s);
+    total += s;
+  }
+  if (total != x.size(dim))
+    fail(op, "sizes ({}) sum to {} but dimension {} of {} has size {}; the sizes must add up to it",
+         fmt::join(sizes, ", "), total, dim, x.describe(), x.size(dim));
+  std::vector<Tensor> pieces;
+  int64_t off = 0;
+  for (int64_t s : sizes) {
+    pieces.push_back(x.slice(dim, off, off + s));
+    off += s;
+  }
+  return pieces;
+}
+
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+  const char* op = "chunk";
+  require_defined(op, x, "input x");
+  if (x.dim() == 0) fail(op, "cannot chunk a 0-d tensor ({})", x.describe());
+  if (chunks <= 0) fail(op, "the number of chunks must be positive, got {}", chunks);
+  dim = wrap_dim(op, dim, x.dim());
+  const int64_t n = x.size(dim);
+  // Like torch.chunk: pieces of ceil(n / chunks), the last one smaller, so there may be fewer
+  // than `chunks` pieces (5 into 4 gives 2, 2, 1); an empty dimension gives `chunks` empty pieces.
+  std::vector<int64_t> sizes;
+  if (n == 0) {
+    sizes.assign(static_cast<size_t>(chunks), 0);
+  } else {
+    const int64_t piece = (n + chunks - 1) / chunks;
+    for (int64_t off = 0; off < n; off += piece) sizes.push_back(std::min(piece, n - off));
+  }
+  return split(x, sizes, dim);
+}
+
+}  // namespace hg

@@ -1,0 +1,137 @@
+// ops/loss.cpp — cross-entropy over logits, with its own stable kernel and recorded backward.
+//
+// Notation: logits x (..., C) flattened to N rows of C classes, targets t (N,), K the set of kept
+// rows (t_r != ignore_index), n = |K|. For a kept row r:
+//   lse_r = m_r + log sum_c exp(x_rc - m_r),  m_r = max_c x_rc   (no exp ever overflows)
+//   loss_r = -log softmax(x_r)[t_r] = lse_r - x_r,t_r
+//   L = (1/n) sum_{r in K} loss_r                 (L = 0 when n = 0, see ops/loss.h)
+#include "ops/loss.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/dispatch.h"
+#include "engine/error.h"
+#include "engine/tape.h"
+
+namespace hg {
+
+namespace {
+
+std::string position_str(const Shape& shape, int64_t flat) {
+  Shape idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return fmt::format("[{}]", fmt::join(idx, ", "));
+}
+
+void require_cpu(const char* op, const Tensor& x) {
+  if (x.device() != Device::cpu)
+    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
+         device_name(x.device()), device_name(x.device()));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- forward
+// One pass per row: the max, then the sum of exp(x - max), then lse and the row's loss.
+// Arithmetic is done in double for both dtypes (the sum over rows of a float32 mean would
+// otherwise lose digits); lse is stored in the logits' dtype.
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  const char* op = "cross_entropy";
+  if (!logits.defined() || !targets.defined()) fail(op, "logits and targets must both be defined tensors");
+  if (logits.dim() == 0)
+    fail(op, "logits {} are 0-d; they need a last dimension of C classes, shape (..., C)", logits.describe());
+  if (targets.dtype() != DType::i64)
+    fail(op, "targets {} must be i64 class indices (probability targets are not supported); convert with "
+         ".to(DType::i64)", targets.describe());
+  Shape row_shape = logits.shape();
+  const int64_t C = row_shape.back();
+  row_shape.pop_back();
+  if (targets.shape() != row_shape)
+    fail(op, "targets have shape {} but logits {} need targets of shape {} (the logits' shape without the last, "
+         "class, dimension)", shape_str(targets.shape()), logits.describe(), shape_str(row_shape));
+  if (C == 0) fail(op, "logits {} have no classes (C = 0)", logits.describe());
+  require_cpu(op, logits);
+  require_cpu(op, targets);
+
+  const std::vector<int64_t> t = targets.to_int_vector();  // (N,)
+  const int64_t N = static_cast<int64_t>(t.size());
+  int64_t n_kept = 0;
+  for (int64_t r = 0; r < N; ++r) {
+    if (t[r] == ignore_index) continue;
+    if (t[r] < 0 || t[r] >= C)
+      fail(op, "target {} at position {} of targets {} is out of range for C = {} classes; targets must lie in "
+           "[0, {}) or equal ignore_index ({})", t[r], position_str(targets.shape(), r), shape_str(targets.shape()), C,
+           C, ignore_index);
+    ++n_kept;
+  }
+
+  const Tensor x = logits.detach().contiguous();          // (N, C) row-major
+  Tensor lse = zeros({N}, logits.dtype());                // (N,) logsumexp of each kept row, 0 on ignored rows
+  double total = 0.0;
+  dispatch_float(logits.dtype(), op, [&]<typename T>() {
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* lp = lse.data_ptr<T>();
+    for (int64_t r = 0; r < N; ++r) {
+      if (t[r] == ignore_index) continue;
+      const T* row = xp + r * C;
+      double m = row[0];
+      for (int64_t c = 1; c < C; ++c) m = std::max(m, static_cast<double>(row[c]));
+      double s = 0.0;
+      for (int64_t c = 0; c < C; ++c) s += std::exp(static_cast<double>(row[c]) - m);
+      const double l = m + std::log(s);
+      const double loss_r = l - static_cast<double>(row[t[r]]);
+      if (std::isnan(loss_r))
+        fail(op, "the loss of row {} (target {}) is NaN: its logits hold a NaN, a +inf, or are all -inf",
+             position_str(targets.shape(), r), t[r]);
+      lp[r] = static_cast<T>(l);
+      total += loss_r;
+    }
+  });
+  Tensor out = scalar(n_kept > 0 ? total / static_cast<double>(n_kept) : 0.0, logits.dtype());  // ()
+
+  // ---------------------------------------------------------------- backward
+  // dL/dx_rc = (1/n) (d lse_r / dx_rc - [c = t_r]) = (p_rc - [c = t_r]) / n  for r in K,
+  // with p_r = softmax(x_r) = exp(x_r - lse_r); rows not in K do not enter L, so their gradient is 0.
+  // Times the incoming scalar g: dlogits = g (P - onehot(t)) / n on kept rows.
+  //
+  // Saves the logits (a detached alias: no copy; the version counter guards it against in-place
+  // writes), the targets, and the logsumexp lse (N,) — not the probabilities P (N, C). The forward
+  // then never allocates an (N, C) buffer, and the backward recomputes p = exp(x - lse) with one
+  // exp per element, the trade FlashAttention makes with its saved log-sum-exp.
+  if (should_record({logits})) {
+    const Shape shape = logits.shape();
+    const DType dt = logits.dtype();
+    record(op, {logits, targets}, {out}, {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp")},
+           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             Tensor dlogits = zeros(shape, dt);  // (..., C)
+             if (n_kept == 0) return std::vector<Tensor>{dlogits, Tensor()};
+             const double scale = g[0].item() / static_cast<double>(n_kept);
+             const Tensor xs = s[0].contiguous();
+             const std::vector<int64_t> tt = s[1].to_int_vector();
+             dispatch_float(dt, "cross_entropy backward", [&]<typename T>() {
+               const T* xp = static_cast<const T*>(xs.raw_data());
+               const T* lp = static_cast<const T*>(s[2].raw_data());
+               T* dp = dlogits.data_ptr<T>();
+               for (int64_t r = 0; r < N; ++r) {
+                 if (tt[r] == ignore_index) continue;  // an ignored row keeps its zeros
+                 const double l = lp[r];
+                 for (int64_t c = 0; c < C; ++c) {
+                   const double p = std::exp(static_cast<double>(xp[r * C + c]) - l);
+                   dp[r * C + c] = static_cast<T>(scale * (p - (c == tt[r] ? 1.0 : 0.0)));
+                 }
+               }
+             });
+             return std::vector<Tensor>{dlogits, Tensor()};
+           });
+  }
+  return out;
+}
+
+}  // namespace hg

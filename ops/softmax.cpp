@@ -1,0 +1,255 @@
+// ops/softmax.cpp — softmax and log_softmax along any dimension, the row rule, the Jacobian.
+//
+// Every kernel here works on rows: the input with the softmax dimension moved last and made
+// contiguous, (rows, n). A dimension other than the last costs a transposed copy in and out.
+// Notation (module 6): s a row of scores, p = softmax(s) its weights, g = dL/dp.
+#include "ops/softmax.h"
+
+#include <cmath>
+#include <limits>
+
+#include "engine/dispatch.h"
+#include "engine/error.h"
+#include "engine/tape.h"
+#include "ops/broadcast.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+
+namespace hg {
+
+namespace {
+
+void require_cpu(const char* op, const Tensor& x) {
+  if (x.device() != Device::cpu)
+    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
+         device_name(x.device()), device_name(x.device()));
+}
+
+// x (detached) with `dim` moved last, contiguous: (..., n) rows. The inverse is from_rows().
+Tensor to_rows(const Tensor& x, int64_t dim) {
+  Tensor d = x.detach();
+  if (dim != x.dim() - 1) d = d.transpose(dim, -1);
+  return d.contiguous();
+}
+Tensor from_rows(const Tensor& y, int64_t dim) {
+  return dim == y.dim() - 1 ? y : y.transpose(dim, -1).contiguous();
+}
+
+// ---------------------------------------------------------------- row kernels (contiguous)
+
+// p = exp(s - m) / Σ exp(s - m), m = max s; a row of -inf (no visible key) gives zeros.
+template <typename T>
+void softmax_rows(const T* s, T* p, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, s += n, p += n) {
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, s[j]);
+    if (m == -std::numeric_limits<T>::infinity()) {
+      for (int64_t j = 0; j < n; ++j) p[j] = 0;
+      continue;
+    }
+    T total = 0;
+    for (int64_t j = 0; j < n; ++j) total += (p[j] = std::exp(s[j] - m));
+    const T inv = 1 / total;
+    for (int64_t j = 0; j < n; ++j) p[j] *= inv;
+  }
+}
+
+// log p = s - m - log Σ exp(s - m); a row of -inf stays -inf.
+template <typename T>
+void log_softmax_rows(const T* s, T* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, s += n, y += n) {
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, s[j]);
+    if (m == -std::numeric_limits<T>::infinity()) {
+      for (int64_t j = 0; j < n; ++j) y[j] = m;
+      continue;
+    }
+    T total = 0;
+    for (int64_t j = 0; j < n; ++j) total += std::exp(s[j] - m);
+    const T lse = m + std::log(total);
+    for (int64_t j = 0; j < n; ++j) y[j] = s[j] - lse;
+  }
+}
+
+// D = Σ_j p_j dp_j,  ds_j = p_j (dp_j - D). D may be null.
+template <typename T>
+void softmax_backward_rows(const T* p, const T* dp, T* ds, T* D, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, p += n, dp += n, ds += n) {
+    T dot = 0;
+    for (int64_t j = 0; j < n; ++j) dot += p[j] * dp[j];
+    for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (dp[j] - dot);
+    if (D) D[r] = dot;
+  }
+}
+
+// ds_j = g_j - p_j Σ_k g_k with p = exp(y); a row of -inf (nothing visible) passes no gradient.
+template <typename T>
+void log_softmax_backward_rows(const T* y, const T* g, T* ds, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, y += n, g += n, ds += n) {
+    T m = -std::numeric_limits<T>::infinity(), total = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      m = std::max(m, y[j]);
+      total += g[j];
+    }
+    const bool none = m == -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < n; ++j) ds[j] = none ? T(0) : g[j] - std::exp(y[j]) * total;
+  }
+}
+
+// J_ij = p_i δ_ij - p_i p_j, one (n, n) block per row.
+template <typename T>
+void jacobian_rows(const T* p, T* J, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, p += n, J += n * n)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) J[i * n + j] = (i == j ? p[i] : T(0)) - p[i] * p[j];
+}
+
+// dp_k = G_kk - Σ_j (G_kj + G_jk) p_j  (derivation above softmax_jacobian).
+template <typename T>
+void jacobian_backward_rows(const T* p, const T* G, T* dp, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, p += n, G += n * n, dp += n)
+    for (int64_t k = 0; k < n; ++k) {
+      T acc = G[k * n + k];
+      for (int64_t j = 0; j < n; ++j) acc -= (G[k * n + j] + G[j * n + k]) * p[j];
+      dp[k] = acc;
+    }
+}
+
+// The backward of softmax / log_softmax along `dim`: move dim last, run the row rule, move back.
+Tensor along_dim(Tensor (*rule)(const Tensor&, const Tensor&), const Tensor& saved, const Tensor& g, int64_t dim) {
+  if (dim == saved.dim() - 1) return rule(saved, g);
+  return from_rows(rule(saved.transpose(dim, -1), g.transpose(dim, -1)), dim);
+}
+
+Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
+  Tensor yr = y.detach().contiguous(), gr = g.detach().contiguous();
+  Tensor ds = empty(y.shape(), y.dtype());
+  const int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
+  dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
+    log_softmax_backward_rows<T>(yr.data_ptr<const T>(), gr.data_ptr<const T>(), ds.data_ptr<T>(), rows, n);
+  });
+  return ds;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- softmax
+//
+// forward: p_j = exp(s_j - m) / Σ_k exp(s_k - m) along `dim`, m = max_k s_k (the same p as
+// without m; every exponent is <= 0, so nothing overflows).
+//
+// backward. ∂p_i/∂s_j = p_i (δ_ij - p_j) = J_ij, J symmetric, so with dP = g = dL/dp:
+//   dS_j = Σ_i g_i J_ij = p_j g_j - p_j Σ_i p_i g_i = p_j (g_j - ḡ),   ḡ = rowsum(P ∘ dP)
+// i.e. dS = P ∘ (dP − rowsum(P ∘ dP)), the row rule — softmax_backward(). A row with no visible
+// key has p = 0 and so dS = 0. Saves the output P (the rule needs only P, not s).
+Tensor softmax(const Tensor& s, int64_t dim) {
+  if (s.dim() == 0) return softmax(s.unsqueeze(0), 0).squeeze(0);
+  require_cpu("softmax", s);
+  dim = wrap_dim("softmax", dim, s.dim());
+  Tensor x = to_rows(s, dim);  // (rows, n)
+  Tensor p = empty(x.shape(), s.dtype());
+  const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
+  dispatch_float(s.dtype(), "softmax", [&]<typename T>() { softmax_rows<T>(x.data_ptr<const T>(), p.data_ptr<T>(), rows, n); });
+  Tensor out = from_rows(p, dim);
+  if (should_record({s}))
+    record("softmax", {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+      return std::vector<Tensor>{along_dim(&softmax_backward, sv[0], g[0], dim)};
+    });
+  return out;
+}
+
+// ---------------------------------------------------------------- the row rule as an op
+//
+// forward: D = Σ_k P_k dP_k (per row),  dS_j = P_j (dP_j − D).
+// backward, with G = dL/d(dS):
+//   ∂dS_i/∂dP_j = P_i δ_ij − P_i P_j  (= J_ij)     =>  d(dP) = P ∘ (G − rowsum(P ∘ G)) = softmax_backward(P, G)
+//   ∂dS_i/∂P_j  = δ_ij (dP_i − D) − P_i dP_j       =>  d(P)_j = G_j (dP_j − D) − dP_j rowsum(P ∘ G)
+// Saves P and dP. D is a side output for traces and is not recorded.
+Tensor softmax_backward(const Tensor& P, const Tensor& dP) { return softmax_backward(P, dP, nullptr); }
+
+Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D) {
+  if (P.shape() != dP.shape())
+    fail("softmax_backward", "P {} and dP {} must have the same shape (dP = dL/dP)", shape_str(P.shape()),
+         shape_str(dP.shape()));
+  check_same_dtype_device("softmax_backward", P, dP);
+  require_cpu("softmax_backward", P);
+  if (P.dim() == 0) fail("softmax_backward", "P {} is 0-d; the row rule works along the last dimension", P.describe());
+  Tensor pr = P.detach().contiguous(), gr = dP.detach().contiguous();
+  Tensor ds = empty(P.shape(), P.dtype());
+  Shape d_shape = P.shape();
+  d_shape.back() = 1;
+  Tensor dot = empty(d_shape, P.dtype());  // (..., 1)
+  const int64_t n = P.size(-1), rows = shape_numel(d_shape);
+  dispatch_float(P.dtype(), "softmax_backward", [&]<typename T>() {
+    softmax_backward_rows<T>(pr.data_ptr<const T>(), gr.data_ptr<const T>(), ds.data_ptr<T>(), dot.data_ptr<T>(), rows, n);
+  });
+  if (D) *D = dot;
+  if (should_record({P, dP})) {
+    const bool gp = P.requires_grad(), gg = dP.requires_grad();
+    record("softmax_backward", {P, dP}, {ds}, {save(P, "weights P"), save(dP, "incoming gradient dP")},
+           [gp, gg](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             Tensor dPgrad = gg ? softmax_backward(s[0], g[0]) : Tensor();
+             Tensor Pgrad;
+             if (gp) {
+               Tensor Dv = sum(mul(s[0], s[1]), {-1}, true), Gbar = sum(mul(s[0], g[0]), {-1}, true);
+               Pgrad = sub(mul(g[0], sub(s[1], Dv)), mul(s[1], Gbar));
+             }
+             return std::vector<Tensor>{Pgrad, dPgrad};
+           });
+  }
+  return ds;
+}
+
+// ---------------------------------------------------------------- log_softmax
+//
+// forward: y_j = s_j − m − log Σ_k exp(s_k − m) along `dim`.
+// backward. ∂y_i/∂s_j = δ_ij − p_j with p = exp(y), so dS_j = Σ_i g_i (δ_ij − p_j) = g_j − p_j Σ_i g_i:
+//   dS = g − softmax ∘ rowsum(g).
+// A row of -inf (nothing visible) gives y = -inf and passes no gradient. Saves the output y
+// (p = exp(y) is recomputed from it rather than kept twice).
+Tensor log_softmax(const Tensor& s, int64_t dim) {
+  if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0).squeeze(0);
+  require_cpu("log_softmax", s);
+  dim = wrap_dim("log_softmax", dim, s.dim());
+  Tensor x = to_rows(s, dim);
+  Tensor y = empty(x.shape(), s.dtype());
+  const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
+  dispatch_float(s.dtype(), "log_softmax", [&]<typename T>() { log_softmax_rows<T>(x.data_ptr<const T>(), y.data_ptr<T>(), rows, n); });
+  Tensor out = from_rows(y, dim);
+  if (should_record({s}))
+    record("log_softmax", {s}, {out}, {save(out, "log_softmax output")},
+           [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+             return std::vector<Tensor>{along_dim(&log_softmax_backward, sv[0], g[0], dim)};
+           });
+  return out;
+}
+
+// ---------------------------------------------------------------- the Jacobian
+//
+// forward: J_ij = p_i δ_ij − p_i p_j for every row p (..., n) -> (..., n, n).
+// backward. J is a polynomial in p: ∂J_ij/∂p_k = δ_ik δ_ij − δ_ik p_j − p_i δ_jk, so with G = dL/dJ
+//   dp_k = Σ_ij G_ij ∂J_ij/∂p_k = G_kk − Σ_j G_kj p_j − Σ_i G_ik p_i = G_kk − Σ_j (G_kj + G_jk) p_j.
+// Saves p.
+Tensor softmax_jacobian(const Tensor& p) {
+  require_cpu("softmax_jacobian", p);
+  if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
+  const int64_t n = p.size(-1), rows = n ? p.numel() / n : 0;
+  Shape j_shape = p.shape();
+  j_shape.push_back(n);
+  Tensor pr = p.detach().contiguous();
+  Tensor J = empty(j_shape, p.dtype());  // (..., n, n)
+  dispatch_float(p.dtype(), "softmax_jacobian", [&]<typename T>() { jacobian_rows<T>(pr.data_ptr<const T>(), J.data_ptr<T>(), rows, n); });
+  if (should_record({p}))
+    record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      Tensor pc = s[0].contiguous(), G = g[0].contiguous();
+      Tensor dp = empty(pc.shape(), pc.dtype());
+      const int64_t nn = pc.size(-1), nrows = nn ? pc.numel() / nn : 0;
+      dispatch_float(pc.dtype(), "softmax_jacobian backward", [&]<typename T>() {
+        jacobian_backward_rows<T>(pc.data_ptr<const T>(), G.data_ptr<const T>(), dp.data_ptr<T>(), nrows, nn);
+      });
+      return std::vector<Tensor>{dp};
+    });
+  return J;
+}
+
+}  // namespace hg

@@ -1,0 +1,198 @@
+// The labs' numbers: each against the text's printed value (at the text's precision), and each
+// gradient of the three-token example by formula, tape and finite differences against each other.
+#ifdef HANDGRAD_WITH_LABKIT
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "labs/lookup_case.h"
+#include "labs/saturation_case.h"
+#include "labs/shapes_case.h"
+#include "labs/three_token_case.h"
+
+using namespace hg;
+using namespace hg::lab;
+
+namespace {
+
+// Equal when both are rounded to `decimals`, as the text prints them.
+void check_text(double measured, double text, int decimals = 3) {
+  const double s = std::pow(10.0, decimals);
+  INFO("measured " << measured << ", text " << text);
+  CHECK(std::llround(measured * s) == std::llround(text * s));
+}
+
+void check_text(const std::vector<double>& measured, const std::vector<double>& text, int decimals = 3) {
+  REQUIRE(measured.size() == text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    CAPTURE(i);
+    check_text(measured[i], text[i], decimals);
+  }
+}
+
+std::vector<double> row(const Tensor& t, int64_t i) { return t.select(0, i).to_vector(); }
+
+const ThreeTokenVariant kText{.causal = true, .scaled = true};
+const ThreeTokenVariant kNoMask{.causal = false, .scaled = true};
+const ThreeTokenVariant kNoScale{.causal = true, .scaled = false};
+
+}  // namespace
+
+TEST_CASE("three tokens, causal and scaled: the text's weights and outputs") {
+  AttentionTrace t = three_token_trace(kText);
+  check_text(1.0 / t.scale, 1.414);
+  check_text(std::exp(t.S.at({1, 1})), 2.028);  // e^0.707
+  check_text(std::exp(t.S.at({2, 2})), 4.113);  // e^1.414
+  check_text(row(t.P, 0), {1.0, 0.0, 0.0});      // token 1 can only copy v1
+  check_text(row(t.O, 0), {1.0, 0.0});
+  check_text(row(t.P, 1), {0.330, 0.670, 0.0});
+  check_text(row(t.P, 2), {0.248, 0.248, 0.503});
+  check_text(row(t.O, 2), {1.759, 2.007});
+  CHECK(std::isinf(t.S.at({0, 1})));  // the future is −inf, its weight exactly 0
+  CHECK(t.P.at({0, 1}) == 0.0);
+  // o2 = 0.330 v1 + 0.670 v2, on the segment v1-v2
+  CHECK(t.O.at({1, 0}) == doctest::Approx(t.P.at({1, 0}) * 1.0));
+  CHECK(t.O.at({1, 1}) == doctest::Approx(t.P.at({1, 1}) * 2.0));
+}
+
+TEST_CASE("three tokens without the mask: rows 1 and 2 mirror each other, row 3 is unchanged") {
+  AttentionTrace open = three_token_trace(kNoMask), causal = three_token_trace(kText);
+  std::vector<double> p1 = row(open.P, 0), p2 = row(open.P, 1);
+  CHECK(p1[0] == doctest::Approx(p2[1]).epsilon(1e-15));
+  CHECK(p1[1] == doctest::Approx(p2[0]).epsilon(1e-15));
+  CHECK(p1[2] == doctest::Approx(p2[2]).epsilon(1e-15));
+  CHECK(p1[0] != doctest::Approx(p1[1]));                     // not trivially uniform
+  CHECK(open.O.at({0, 0}) != doctest::Approx(open.O.at({1, 0})));  // outputs differ: v1 ≠ v2
+  CHECK(max_abs_diff(open.P.select(0, 2), causal.P.select(0, 2)) == 0.0);
+  check_text(row(open.O, 2), {1.759, 2.007});
+}
+
+TEST_CASE("three tokens without the scale: row 3 sharpens to 0.576 on v3, o3 = (1.940, 2.152)") {
+  AttentionTrace t = three_token_trace(kNoScale);
+  check_text(t.S.at({2, 2}) - t.S.at({2, 0}), 1.0);
+  check_text(t.P.at({2, 2}), 0.576);
+  check_text(row(t.O, 2), {1.940, 2.152});
+}
+
+TEST_CASE("three tokens, backward of L = o_{3,2}: the text's numbers") {
+  ThreeTokenBackward b = three_token_backward(kText);
+  const AttentionTrace& t = b.trace;
+  check_text(t.D.at({2, 0}), 2.007);  // ḡ3 = the current o_{3,2}
+  check_text(row(t.dS, 2), {-0.498, -0.002, 0.500});
+  check_text(row(t.dQ, 2), {0.001, 0.352});
+  // Only row 3 of dO is non-zero, so only row 3 of dS and dQ is.
+  CHECK(row(t.dS, 0) == std::vector<double>{0, 0, 0});
+  CHECK(row(t.dS, 1) == std::vector<double>{0, 0, 0});
+  CHECK(row(t.dQ, 0) == std::vector<double>{0, 0});
+  // The materialised Jacobian applied to g gives the row rule's dS row.
+  REQUIRE(b.J3.shape() == Shape{3, 3});
+  CHECK(max_abs_diff(b.Jg3, t.dS.select(0, 2)) < 1e-12);
+  for (int64_t i = 0; i < 3; ++i) {  // each row of J sums to zero
+    double s = 0;
+    for (int64_t j = 0; j < 3; ++j) s += b.J3.at({i, j});
+    CHECK(std::abs(s) < 1e-15);
+  }
+}
+
+TEST_CASE("three tokens, backward: formula, tape and finite differences agree to 1e-8") {
+  for (const ThreeTokenVariant& v : {kText, kNoMask, kNoScale}) {
+    CAPTURE(v.name());
+    ThreeTokenBackward b = three_token_backward(v);
+    for (const auto& [name, w] : {std::pair{"dS", &b.dS}, std::pair{"dQ", &b.dQ}, std::pair{"dK", &b.dK},
+                                  std::pair{"dV", &b.dV}}) {
+      CAPTURE(name);
+      REQUIRE(w->formula.defined());
+      REQUIRE(w->tape.defined());
+      REQUIRE(w->numeric.defined());
+      CHECK(w->max_diff() <= 1e-8);
+    }
+    for (const Ways* w : {&b.dQ, &b.dK, &b.dV}) REQUIRE(w->primitive.defined());
+    // The gradients are not all zero (agreement of zeros would prove nothing).
+    CHECK(max_abs_diff(b.dK.formula, zeros({3, 2}, DType::f64)) > 0.1);
+  }
+}
+
+TEST_CASE("three tokens, step-through: one tape entry per step, each seen before and after") {
+  std::vector<std::string> ops_before, ops_after, rules;
+  std::vector<Tensor> dS_from_steps;
+  ThreeTokenBackward b = three_token_backward(
+      kText,
+      [&](const BackwardStep& s) {
+        ops_before.push_back(s.op);
+        rules.push_back(s.rule);
+        CHECK(s.grad_inputs.empty());
+        CHECK(s.grad_outputs.size() == s.output_labels.size());
+      },
+      [&](const BackwardStep& s) {
+        ops_after.push_back(s.op);
+        CHECK(s.grad_inputs.size() == s.input_labels.size());
+        if (s.output_labels == std::vector<std::string>{"P"}) {
+          CHECK(s.input_labels == std::vector<std::string>{"S"});
+          dS_from_steps.push_back(s.grad_inputs[0]);
+        }
+      });
+  // L <- select <- select <- matmul (P V) <- softmax <- masked_fill <- mul <- matmul (Q Kᵀ) <- transpose
+  CHECK(b.steps == 8);
+  CHECK(b.tape_listing.size() == 8);
+  CHECK(ops_before == ops_after);
+  REQUIRE(ops_before.size() == 8);
+  CHECK(ops_before[3] == "softmax");
+  CHECK(rules[3].find("rowsum") != std::string::npos);
+  REQUIRE(dS_from_steps.size() == 1);
+  CHECK(max_abs_diff(dS_from_steps[0], b.trace.dS) < 1e-12);
+  // Without the mask and the scale the graph loses its masked_fill and mul entries.
+  CHECK(three_token_backward({.causal = false, .scaled = false}).steps == 6);
+}
+
+TEST_CASE("lookup: the soft lookup and its two limits") {
+  SoftLookup one = soft_lookup(1.0);
+  check_text(one.weights.to_vector(), {0.248, 0.248, 0.503});
+  check_text(one.output.to_vector(), {1.759, 2.007});
+  CHECK(one.fused_diff < 1e-12);
+  SoftLookup ten = soft_lookup(10.0);
+  check_text(ten.weights.to_vector(), {0.001, 0.001, 0.998});
+  check_text(ten.output.to_vector(), {2.996, 2.997});
+  SoftLookup flat = soft_lookup(0.0);
+  check_text(flat.weights.to_vector(), {0.333, 0.333, 0.333});
+  check_text(flat.output.to_vector(), {1.333, 1.667});
+  CHECK(hard_lookup("tank") == std::vector<double>{3, 3});
+  CHECK(argmax_lookup() == std::vector<double>{3, 3});
+  CHECK_THROWS_WITH_AS(hard_lookup("hose"), doctest::Contains("no key 'hose'"), Error);
+}
+
+TEST_CASE("shapes: every step has the text's shape; view after transpose fails, reshape works; fused == hand") {
+  MultiHeadShapes m = multihead_shapes(2, 16, 256, 8, 0);
+  CHECK(m.dk == 32);
+  REQUIRE(m.steps.size() >= 10);
+  for (const ShapeStep& s : m.steps) {
+    CAPTURE(s.what);
+    CHECK(s.measured == s.expected);
+  }
+  CHECK(expand_shape("(B, h, T, dk)", 2, 16, 256, 8, 32) == Shape{2, 8, 16, 32});
+  CHECK(m.view_failed);
+  CHECK(m.view_error.find("view") != std::string::npos);
+  CHECK(m.view_error.find("reshape") != std::string::npos);  // the engine's message names the fix
+  CHECK(m.view_shares_storage);
+  CHECK(m.reshaped == Shape{2, 16, 256});
+  CHECK(m.reshape_copied);
+  CHECK(m.fused_vs_hand <= 1e-12);
+  CHECK(m.per_head_writes <= 1e-12);
+}
+
+TEST_CASE("saturation: 5000 draws, seed 0, within 0.02 of the text's medians and means") {
+  Saturation s = saturation(5000, 0);
+  CHECK(std::abs(s.unscaled.median_max_weight - 0.978) <= 0.02);
+  CHECK(std::abs(s.unscaled.mean_entropy - 0.28) <= 0.02);
+  CHECK(std::abs(s.scaled.median_max_weight - 0.224) <= 0.02);
+  CHECK(std::abs(s.scaled.mean_entropy - 2.36) <= 0.02);
+  CHECK(s.scaled.mean_entropy < std::log(16.0));
+  CHECK(std::abs(s.unscaled.score_std - std::sqrt(128.0)) < 0.3);
+  CHECK(std::abs(s.scaled.score_std - 1.0) < 0.03);
+  REQUIRE(s.scaled.max_weights.size() == 5000);
+  int64_t n = 0;
+  for (int64_t c : histogram(s.scaled.max_weights, 10, 0.0, 1.0)) n += c;
+  CHECK(n == 5000);
+  CHECK_THROWS_AS(saturation(0, 0), Error);
+}
+
+#endif  // HANDGRAD_WITH_LABKIT
