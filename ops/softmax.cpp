@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/tape.h"
@@ -144,13 +145,25 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
 // key has p = 0 and so dS = 0. Saves the output P (the rule needs only P, not s).
 Tensor softmax(const Tensor& s, int64_t dim) {
   if (s.dim() == 0) return softmax(s.unsqueeze(0), 0).squeeze(0);
-  require_cpu("softmax", s);
   dim = wrap_dim("softmax", dim, s.dim());
-  Tensor x = to_rows(s, dim);  // (rows, n)
-  Tensor p = empty(x.shape(), s.dtype());
-  const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
-  dispatch_float(s.dtype(), "softmax", [&]<typename T>() { softmax_rows<T>(x.data_ptr<const T>(), p.data_ptr<T>(), rows, n); });
-  Tensor out = from_rows(p, dim);
+  Tensor out;
+  if (s.device() == Device::cuda) {
+    // The CUDA backend's kernel (cuda/softmax.cu) runs along the last dimension of a contiguous
+    // tensor; the backward has no CUDA kernel yet and says so when it runs.
+    if (dim != s.dim() - 1)
+      fail("softmax", "{}: on cuda, softmax runs along the last dimension only (asked for dim {}); "
+           "transpose that dimension last, or use Device::cpu", s.describe(), dim);
+    Tensor x = s.detach().contiguous();
+    out = empty(x.shape(), s.dtype(), Device::cuda);
+    const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
+    require_cuda("softmax").softmax_lastdim(x.raw_data(), out.raw_data(), rows, n, s.dtype());
+  } else {
+    Tensor x = to_rows(s, dim);  // (rows, n)
+    Tensor p = empty(x.shape(), s.dtype());
+    const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
+    dispatch_float(s.dtype(), "softmax", [&]<typename T>() { softmax_rows<T>(x.data_ptr<const T>(), p.data_ptr<T>(), rows, n); });
+    out = from_rows(p, dim);
+  }
   if (should_record({s}))
     record("softmax", {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
       return std::vector<Tensor>{along_dim(&softmax_backward, sv[0], g[0], dim)};
