@@ -35,6 +35,15 @@ std::string shape_str(const Shape& s) {
   return fmt::format("({})", fmt::join(s, ", "));
 }
 
+std::string index_str(const Shape& s, int64_t flat) {
+  Shape idx(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    idx[d] = s[d] ? flat % s[d] : 0;
+    flat = s[d] ? flat / s[d] : 0;
+  }
+  return fmt::format("[{}]", fmt::join(idx, ", "));
+}
+
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;

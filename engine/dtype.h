@@ -18,6 +18,7 @@ const char* dtype_name(DType t);
 const char* device_name(Device d);
 bool is_floating(DType t);
 std::string shape_str(const Shape& s);  // "(3, 2)"
+std::string index_str(const Shape& s, int64_t flat);  // the row-major position `flat` as "[1, 0]"
 int64_t shape_numel(const Shape& s);
 Shape contiguous_strides(const Shape& s);
 

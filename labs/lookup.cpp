@@ -29,8 +29,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  try {
-    Report rep("lookup");
+  return run_lab("lookup", json, [&](Report& rep) {
     const LookupTable t = lookup_table();
 
     rep.section("the hard lookup (a dictionary)");
@@ -71,11 +70,5 @@ int main(int argc, char** argv) {
       rep.values("output", r.output.to_vector());
     }
 
-    rep.summary();
-    if (!json.empty()) rep.write_json(json);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

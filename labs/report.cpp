@@ -181,6 +181,19 @@ void Report::summary() {
   }
 }
 
+int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body) {
+  try {
+    Report rep(lab);
+    body(rep);
+    rep.summary();
+    if (!json_path.empty()) rep.write_json(json_path);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
 bool stdout_is_terminal() { return isatty(STDOUT_FILENO) != 0; }
 
 }  // namespace hg::lab

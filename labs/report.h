@@ -2,6 +2,7 @@
 // saying whether they agree at the printed precision, and the same numbers in JSON (--json FILE).
 #pragma once
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,5 +51,9 @@ class Report {
 };
 
 bool stdout_is_terminal();
+
+// Runs a lab's body with a fresh Report, prints the summary, writes --json when a path is given.
+// An exception is printed as "error: ..." and gives exit status 1.
+int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body);
 
 }  // namespace hg::lab

@@ -23,8 +23,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  try {
-    Report rep("saturation");
+  return run_lab("saturation", json, [&](Report& rep) {
     const Saturation r = saturation(draws, seed, dk, keys);
     // The text's figures are for d_k = 128, 16 keys, 5,000 draws; other settings have none.
     const bool texts = dk == 128 && keys == 16;
@@ -59,11 +58,5 @@ int main(int argc, char** argv) {
     rep.text(fmt::format("scaled rows stay spread out, their largest weight near a few times 1/{} = {:.3f}.", keys,
                          1.0 / static_cast<double>(keys)));
 
-    rep.summary();
-    if (!json.empty()) rep.write_json(json);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

@@ -17,8 +17,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  try {
-    Report rep("shapes");
+  return run_lab("shapes", json, [&](Report& rep) {
     const MultiHeadShapes m = multihead_shapes(2, 16, 256, 8, seed);
 
     rep.section(fmt::format("B = {}, T = {}, d = {}, h = {}, dk = d / h = {} (float64)", m.B, m.T, m.d, m.h, m.dk));
@@ -43,11 +42,5 @@ int main(int argc, char** argv) {
     rep.tolerance("max |wo(concat) − Σ_i head_i W_O^(i)|", m.per_head_writes, 1e-12);
     rep.text("  concatenate-then-project is a sum of per-head writes, each through its own d_k rows of W_O");
 
-    rep.summary();
-    if (!json.empty()) rep.write_json(json);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

@@ -72,8 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  try {
-    Report rep("three_token");
+  return run_lab("three_token", json, [&](Report& rep) {
     const ThreeTokenInputs in = three_token_inputs();
 
     rep.section("the three tokens (projected vectors taken directly)");
@@ -189,11 +188,5 @@ int main(int argc, char** argv) {
       rep.text(fmt::format("({} steps; run with --step to walk them one at a time)", bw.steps));
     }
 
-    rep.summary();
-    if (!json.empty()) rep.write_json(json);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

@@ -42,9 +42,7 @@ Problem prepare(const char* op, const Tensor& q, const Tensor& k, const Tensor& 
          shape_str(k.shape()), shape_str(v.shape()));
   check_same_dtype_device(op, q, k);
   check_same_dtype_device(op, q, v);
-  if (q.device() != Device::cpu)
-    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", q.describe(),
-         device_name(q.device()), device_name(q.device()));
+  require_cpu(op, q);
   if (!is_floating(q.dtype()))
     fail(op, "Q {} has dtype {}; attention needs float32 or float64", shape_str(q.shape()), dtype_name(q.dtype()));
   Problem p;

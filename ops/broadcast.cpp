@@ -32,6 +32,12 @@ Shape broadcast_strides(const char* op, const Tensor& x, const Shape& to) {
   return st;
 }
 
+void require_cpu(const char* op, const Tensor& x) {
+  if (x.device() != Device::cpu)
+    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
+         device_name(x.device()), device_name(x.device()));
+}
+
 void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype())
     fail(op, "dtype mismatch: {} vs {}; convert one with .to(DType::{})", a.describe(), b.describe(),

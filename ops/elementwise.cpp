@@ -17,12 +17,6 @@ namespace hg {
 
 namespace {
 
-void require_cpu(const char* op, const Tensor& x) {
-  if (x.device() != Device::cpu)
-    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
-         device_name(x.device()), device_name(x.device()));
-}
-
 template <typename F>
 Tensor map1(const char* op, const Tensor& x, F f) {
   require_cpu(op, x);

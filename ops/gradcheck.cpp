@@ -30,15 +30,6 @@ Tensor noncontiguous_copy(const Tensor& x) {
 
 namespace {
 
-std::string index_str(const Shape& shape, int64_t flat) {
-  Shape idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return fmt::format("[{}]", fmt::join(idx, ", "));
-}
-
 double eval_scalar(const TensorFn& f, const std::vector<Tensor>& xs, const Tensor& weights) {
   NoGradGuard ng;
   Tensor out = f(xs);

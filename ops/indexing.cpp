@@ -21,12 +21,6 @@ namespace hg {
 
 namespace {
 
-void require_cpu(const char* op, const Tensor& x) {
-  if (x.device() != Device::cpu)
-    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
-         device_name(x.device()), device_name(x.device()));
-}
-
 void require_defined(const char* op, const Tensor& x, const char* what) {
   if (!x.defined()) fail(op, "the {} is an undefined tensor", what);
 }
@@ -47,15 +41,6 @@ bool broadcasts_to(const Shape& s, const Shape& to) {
 }
 
 // "[1, 0]": the multi-index of row-major position `flat` in `shape`.
-std::string position_str(const Shape& shape, int64_t flat) {
-  Shape idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return fmt::format("[{}]", fmt::join(idx, ", "));
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- masked_fill
@@ -172,7 +157,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   for (size_t p = 0; p < ids.size(); ++p)
     if (ids[p] < 0 || ids[p] >= V)
       fail(op, "index {} at position {} of indices {} is out of range for a table of V = {} rows (weight {}); "
-           "token ids must lie in [0, {})", ids[p], position_str(indices.shape(), static_cast<int64_t>(p)),
+           "token ids must lie in [0, {})", ids[p], index_str(indices.shape(), static_cast<int64_t>(p)),
            shape_str(indices.shape()), V, shape_str(weight.shape()), V);
 
   Shape out_shape = indices.shape();

@@ -15,25 +15,11 @@
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/tape.h"
+#include "ops/broadcast.h"
 
 namespace hg {
 
 namespace {
-
-std::string position_str(const Shape& shape, int64_t flat) {
-  Shape idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return fmt::format("[{}]", fmt::join(idx, ", "));
-}
-
-void require_cpu(const char* op, const Tensor& x) {
-  if (x.device() != Device::cpu)
-    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
-         device_name(x.device()), device_name(x.device()));
-}
 
 }  // namespace
 
@@ -67,7 +53,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     if (t[r] == ignore_index) continue;
     if (t[r] < 0 || t[r] >= C)
       fail(op, "target {} at position {} of targets {} is out of range for C = {} classes; targets must lie in "
-           "[0, {}) or equal ignore_index ({})", t[r], position_str(targets.shape(), r), shape_str(targets.shape()), C,
+           "[0, {}) or equal ignore_index ({})", t[r], index_str(targets.shape(), r), shape_str(targets.shape()), C,
            C, ignore_index);
     ++n_kept;
   }
@@ -89,7 +75,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
       const double loss_r = l - static_cast<double>(row[t[r]]);
       if (std::isnan(loss_r))
         fail(op, "the loss of row {} (target {}) is NaN: its logits hold a NaN, a +inf, or are all -inf",
-             position_str(targets.shape(), r), t[r]);
+             index_str(targets.shape(), r), t[r]);
       lp[r] = static_cast<T>(l);
       total += loss_r;
     }

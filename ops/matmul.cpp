@@ -149,9 +149,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     fail("matmul", "{} @ {}: a 0-d operand has no matrix dimension; scale by a scalar with mul() instead",
          a.describe(), b.describe());
   check_same_dtype_device("matmul", a, b);
-  if (a.device() != Device::cpu)
-    fail("matmul", "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", a.describe(),
-         device_name(a.device()), device_name(a.device()));
+  require_cpu("matmul", a);
   if (!is_floating(a.dtype()))
     fail("matmul", "{} @ {}: dtype {} is not supported; this op needs float32 or float64 (convert with .to(DType::f64))",
          a.describe(), b.describe(), dtype_name(a.dtype()));

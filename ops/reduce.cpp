@@ -25,9 +25,7 @@ struct Plan {
 };
 
 Plan plan(const char* op, const Tensor& x, Shape dims, bool keepdim) {
-  if (x.device() != Device::cpu)
-    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
-         device_name(x.device()), device_name(x.device()));
+  require_cpu(op, x);
   const int64_t r = x.dim();
   std::vector<bool> reduced(static_cast<size_t>(r), false);
   for (int64_t& d : dims) {

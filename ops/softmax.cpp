@@ -20,12 +20,6 @@ namespace hg {
 
 namespace {
 
-void require_cpu(const char* op, const Tensor& x) {
-  if (x.device() != Device::cpu)
-    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
-         device_name(x.device()), device_name(x.device()));
-}
-
 // x (detached) with `dim` moved last, contiguous: (..., n) rows. The inverse is from_rows().
 Tensor to_rows(const Tensor& x, int64_t dim) {
   Tensor d = x.detach();

@@ -5,35 +5,12 @@
 #include <limits>
 
 #include "handgrad.h"
+#include "test_util.h"
 
 using namespace hg;
+using namespace hg::test;
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double max_abs_diff(const Tensor& x, const Tensor& y) {
-  REQUIRE(x.shape() == y.shape());
-  std::vector<double> a = x.to_vector(), b = y.to_vector();
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] == b[i]) continue;  // equal infinities
-    d = std::max(d, std::abs(a[i] - b[i]));
-  }
-  return d;
-}
-
-bool all_finite(const Tensor& x) {
-  for (double v : x.to_vector())
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-bool all_zero(const Tensor& x) {
-  for (double v : x.to_vector())
-    if (v != 0.0) return false;
-  return true;
-}
 
 // |x - expect| within half a unit of the third decimal: "to 3 decimals" as the text prints them.
 bool near3(double x, double expect) { return std::abs(x - expect) <= 0.0005 + 1e-12; }

@@ -5,8 +5,10 @@
 #include <cmath>
 
 #include "handgrad.h"
+#include "test_util.h"
 
 using namespace hg;
+using namespace hg::test;
 
 namespace {
 
@@ -21,13 +23,6 @@ std::vector<double> naive_matmul(const Tensor& a, const Tensor& b) {
       c[static_cast<size_t>(i * m + j)] = acc;
     }
   return c;
-}
-
-double max_abs_diff(const std::vector<double>& x, const std::vector<double>& y) {
-  REQUIRE(x.size() == y.size());
-  double d = 0;
-  for (size_t i = 0; i < x.size(); ++i) d = std::max(d, std::abs(x[i] - y[i]));
-  return d;
 }
 
 void check_2d(const Tensor& a, const Tensor& b, double tol) {

@@ -1,0 +1,42 @@
+// tests/test_util.h — small comparisons shared by the test suites.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "handgrad.h"
+
+namespace hg::test {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Largest |a_i - b_i|; equal entries (including equal infinities) count as 0.
+inline double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) d = std::max(d, std::abs(a[i] - b[i]));
+  return d;
+}
+
+inline double max_abs_diff(const Tensor& x, const Tensor& y) {
+  REQUIRE(x.shape() == y.shape());
+  return max_abs_diff(x.to_vector(), y.to_vector());
+}
+
+inline bool all_finite(const Tensor& x) {
+  for (double v : x.to_vector())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+inline bool all_zero(const Tensor& x) {
+  for (double v : x.to_vector())
+    if (v != 0.0) return false;
+  return true;
+}
+
+}  // namespace hg::test
