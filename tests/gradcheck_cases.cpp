@@ -15,6 +15,8 @@ std::vector<GradcheckCase> all_cases(uint64_t seed) {
   add_attention_cases(out, gen);
   add_indexing_cases(out, gen);
   add_loss_cases(out, gen);
+  add_positional_cases(out, gen);
+  add_nn_cases(out, gen);
   return out;
 }
 

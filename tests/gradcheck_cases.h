@@ -27,6 +27,8 @@ void add_softmax_cases(std::vector<GradcheckCase>& out, Generator& gen);      //
 void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen);    // cases_attention.cpp
 void add_indexing_cases(std::vector<GradcheckCase>& out, Generator& gen);     // cases_indexing.cpp
 void add_loss_cases(std::vector<GradcheckCase>& out, Generator& gen);         // cases_loss.cpp
+void add_positional_cases(std::vector<GradcheckCase>& out, Generator& gen);   // cases_positional.cpp
+void add_nn_cases(std::vector<GradcheckCase>& out, Generator& gen);           // cases_nn.cpp
 
 // A float64 leaf that requires grad, N(0, 1) entries.
 Tensor leaf(const Shape& shape, Generator& gen);

@@ -1,0 +1,30 @@
+// nn/checkpoint.h — checkpoints in the safetensors format, so PyTorch users load handgrad
+// weights with the safetensors library and handgrad loads theirs:
+//   8 bytes: N, the header length, little-endian u64
+//   N bytes: JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+//             "__metadata__": {"key": "value"}}  (offsets relative to the end of the header)
+//   the raw little-endian, row-major data
+// Reading validates everything against the file's size before touching the data: a truncated,
+// oversized or malformed file is an hg::Error, never a read out of bounds.
+#pragma once
+#include <map>
+#include <string>
+
+#include "nn/module.h"
+
+namespace hg::nn {
+
+// F32, F64, I64 and BOOL are supported.
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+struct SafetensorsFile {
+  NamedTensors tensors;  // in data order
+  std::map<std::string, std::string> metadata;
+};
+SafetensorsFile load_safetensors(const std::string& path);
+
+// A module's parameters, by name.
+void save_checkpoint(const std::string& path, const Module& m, const std::map<std::string, std::string>& metadata = {});
+void load_checkpoint(const std::string& path, Module& m);
+
+}  // namespace hg::nn

@@ -1,0 +1,54 @@
+// nn/tinycharlm.h — the attention-only TinyCharLM of "What Attention Computes".
+//
+// token embedding E (V, d) -> blocks -> logits H Eᵀ (tied head). Each block: a fused qkv
+// Linear(d, 3d) and a proj Linear(d, d) (no bias unless asked), causal multi-head attention,
+// output added to the residual stream. No feed-forward network, no normalisation.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/module.h"
+
+namespace hg::nn {
+
+struct TinyCharLMConfig {
+  int64_t vocab = 64;
+  int64_t d = 128;
+  int64_t heads = 4;
+  int64_t blocks = 2;
+  std::string pos = "rope";  // rope | alibi | learned | sinusoidal | none
+  bool bias = false;
+  int64_t max_len = 256;      // positions the learned / sinusoidal tables cover
+  DType dtype = DType::f32;
+};
+
+class Block : public Module {
+ public:
+  Block(int64_t d, bool bias, Generator& gen, DType dtype);
+  std::shared_ptr<Linear> qkv, proj;
+};
+
+class TinyCharLM : public Module {
+ public:
+  TinyCharLM(const TinyCharLMConfig& cfg, Generator& gen);
+  const TinyCharLMConfig& config() const { return cfg_; }
+
+  Tensor forward(const Tensor& tokens) const;  // tokens i64 (B, T) -> logits (B, T, V)
+  // Every block's attention weights (B, H, T, T), computed without recording.
+  std::vector<Tensor> attention_weights(const Tensor& tokens) const;
+  // Zero a head's output (its columns of proj's input) in every later forward; on = false restores it.
+  void ablate_head(int64_t block, int64_t head, bool on = true);
+  void clear_ablations();
+
+  std::shared_ptr<Embedding> token_emb;
+  std::shared_ptr<Embedding> pos_emb;  // only with pos = "learned"
+  std::vector<std::shared_ptr<Block>> blks;
+
+ private:
+  Tensor run(const Tensor& tokens, std::vector<Tensor>* maps) const;
+  TinyCharLMConfig cfg_;
+  std::vector<std::vector<bool>> ablated_;  // [block][head]
+};
+
+}  // namespace hg::nn

@@ -1,0 +1,21 @@
+// ops/positional.h — positional schemes for attention (used by nn/tinycharlm).
+#pragma once
+#include "engine/tensor.h"
+
+namespace hg {
+
+// Rotary embedding on interleaved pairs: for x (..., T, d_h), position t and pair i
+// (x_2i, x_2i+1) is rotated by angle θ = t · base^(−2i/d_h):
+//   y_2i = x_2i cos θ − x_2i+1 sin θ,   y_2i+1 = x_2i sin θ + x_2i+1 cos θ.
+// d_h must be even. Positions are 0..T-1. Backward: rotate the gradient by −θ.
+Tensor rope(const Tensor& x, double base = 10000.0);
+
+// ALiBi's additive score bias (H, T, T): slope_h · (j − i) for key j <= query i, with
+// slope_h = 2^(−8h/H), h = 1..H; entries j > i are −inf (the causal mask built in).
+Tensor alibi_bias(int64_t heads, int64_t T, DType dtype = DType::f32);
+
+// The sinusoidal table (T, d) of "Attention Is All You Need": PE[t, 2i] = sin(t / 10000^(2i/d)),
+// PE[t, 2i+1] = cos(t / 10000^(2i/d)). A constant (no gradient).
+Tensor sinusoidal_positions(int64_t T, int64_t d, DType dtype = DType::f32);
+
+}  // namespace hg
