@@ -76,6 +76,12 @@ class CachingAllocator {
     release_cached_locked();
   }
 
+  void poison_cached(unsigned char byte) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [bucket, blocks] : free_)
+      for (void* p : blocks) HG_CUDA_CHECK(cudaMemsetAsync(p, byte, bucket, stream()));
+  }
+
  private:
   // Called with mu_ held.
   void* malloc_or_throw(size_t nbytes, size_t bucket) {
@@ -131,5 +137,6 @@ void* device_alloc(size_t nbytes) { return allocator().alloc(nbytes); }
 void device_free(void* p) noexcept { allocator().free(p); }
 AllocatorStats allocator_stats() { return allocator().stats(); }
 void allocator_release_cached() { allocator().release_cached(); }
+void allocator_poison_cached(unsigned char byte) { allocator().poison_cached(byte); }
 
 }  // namespace hg::cuda

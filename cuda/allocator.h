@@ -35,5 +35,8 @@ void device_free(void* p) noexcept;
 AllocatorStats allocator_stats();
 // cudaFree every cached block (blocks in use are untouched).
 void allocator_release_cached();
+// Tests: set every byte of every cached block to `byte` (0xFF makes each float32 and float64 a
+// NaN), so a kernel that leaves part of a reused output unwritten is caught. Queued on the stream.
+void allocator_poison_cached(unsigned char byte = 0xFF);
 
 }  // namespace hg::cuda

@@ -1,5 +1,5 @@
 // cuda/backend.cpp — the CudaBackend table (engine/backend.h): device discovery, memory, copies,
-// and the kernels' host side (dtype dispatch, argument checks, launch checks).
+// and the entries' host side (cuda/device_ops.h: elementwise.cpp, rows.cpp, gemm.cpp).
 #include "engine/backend.h"
 
 #include <fmt/format.h>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda/allocator.h"
+#include "cuda/device_ops.h"
 #include "cuda/runtime.h"
 #include "cuda/softmax.h"
 #include "engine/error.h"
@@ -21,14 +22,11 @@ namespace cuda {
 
 cudaStream_t stream() { return nullptr; }  // the legacy default stream: one place to change it
 
-namespace {
-// "/work/main/cuda/backend.cpp" -> "cuda/backend.cpp": the path inside the repository.
 const char* repo_path(const char* file) {
   const char* best = file;
   for (const char* p = std::strstr(file, "/cuda/"); p; p = std::strstr(p + 1, "/cuda/")) best = p + 1;
   return best;
 }
-}  // namespace
 
 void cuda_fail(cudaError_t e, const std::string& call, const char* file, int line, const std::string& hint) {
   (void)cudaGetLastError();  // a non-sticky error stays in the last-error slot; clear it
@@ -127,6 +125,8 @@ void softmax_lastdim(const void* x, void* y, int64_t rows, int64_t cols, DType t
   }
 }
 
+void synchronize() { HG_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+
 const CudaBackend kBackend{
     .device_available = device_available,
     .device_summary = device_summary,
@@ -136,6 +136,29 @@ const CudaBackend kBackend{
     .memcpy_d2h = memcpy_d2h,
     .memcpy_d2d = memcpy_d2d,
     .softmax_lastdim = softmax_lastdim,
+    .synchronize = synchronize,
+    .copy = cuda::copy,
+    .fill = cuda::fill,
+    .axpy = cuda::axpy,
+    .scale = cuda::scale,
+    .unary = cuda::unary,
+    .binary = cuda::binary,
+    .masked_fill = cuda::masked_fill,
+    .where = cuda::where,
+    .sum_rows = cuda::sum_rows,
+    .max_rows = cuda::max_rows,
+    .softmax_rows = cuda::softmax_rows,
+    .log_softmax_rows = cuda::log_softmax_rows,
+    .softmax_backward_rows = cuda::softmax_backward_rows,
+    .log_softmax_backward_rows = cuda::log_softmax_backward_rows,
+    .softmax_jacobian_rows = cuda::softmax_jacobian_rows,
+    .softmax_jacobian_backward_rows = cuda::softmax_jacobian_backward_rows,
+    .gemm = cuda::gemm,
+    .embedding = cuda::embedding,
+    .embedding_backward = cuda::embedding_backward,
+    .cross_entropy = cuda::cross_entropy,
+    .cross_entropy_backward = cuda::cross_entropy_backward,
+    .attention_scale_mask = cuda::attention_scale_mask,
 };
 
 }  // namespace

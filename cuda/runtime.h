@@ -18,6 +18,9 @@ cudaStream_t stream();
 [[noreturn]] void cuda_fail(cudaError_t e, const std::string& call, const char* file, int line,
                             const std::string& hint = {});
 
+// "/work/main/cuda/backend.cpp" -> "cuda/backend.cpp": the path inside the repository.
+const char* repo_path(const char* file);
+
 inline void check(cudaError_t e, const char* call, const char* file, int line) {
   if (e != cudaSuccess) cuda_fail(e, call, file, line);
 }

@@ -1,53 +1,30 @@
-// cuda/softmax.cu — softmax forward along the last dimension: one block per row.
+// cuda/softmax.cu — the softmax family along the last dimension of contiguous (rows, n) buffers.
 //
-// The same rule as the CPU (ops/softmax.cpp): with m = max_k s_k,
-//   p_j = exp(s_j − m) / Σ_k exp(s_k − m)
-// Subtracting m keeps every exp in (0, 1], so no row overflows however large its scores.
-// A row whose entries are all −inf (every key masked) has m = −inf; it gives a row of zeros
-// (not NaN, which exp(−inf − (−inf)) would give).
+// The same rules as the CPU (ops/softmax.cpp). Notation: s a row of scores, p = softmax(s) its
+// weights, g = dL/dp.
+//   softmax      p_j = exp(s_j − m) / Σ_k exp(s_k − m),  m = max_k s_k (every exp ≤ 1: no overflow)
+//   log_softmax  y_j = s_j − m − log Σ_k exp(s_k − m)
+//   row rule     D = Σ_j p_j g_j,  ds_j = p_j (g_j − D)
+//   log_softmax backward  ds_j = g_j − exp(y_j) Σ_k g_k
+//   Jacobian     J_ij = p_i δ_ij − p_i p_j;  its backward dp_k = G_kk − Σ_j (G_kj + G_jk) p_j
+// A row whose entries are all −inf (every key masked) has m = −inf: softmax gives zeros (not the
+// NaN of exp(−inf − (−inf))), log_softmax −inf, and the log_softmax backward passes no gradient.
 //
-// Three passes over the row, each a block-wide loop with stride blockDim.x: the max, the sum of
-// exponentials, the normalised write. The reference is the CPU softmax; tests/gpu compares them.
-#include <cmath>
-
+// Row kernels run one block per row (blocks loop over rows when there are more than kMaxGrid),
+// each pass a block-wide loop with stride blockDim.x followed by block_reduce. The Jacobian and
+// its backward run one thread per output element. The reference is the CPU; tests/gpu compares.
+#include "cuda/device_common.cuh"
+#include "cuda/kernels.h"
 #include "cuda/softmax.h"
 
 namespace hg::cuda {
 namespace {
 
-constexpr int kMaxThreads = 512;       // per block (a row); a multiple of the warp size
-constexpr int64_t kMaxBlocks = 1 << 20;  // more rows than this: blocks loop over rows
-
 template <typename T>
-struct MaxOp {
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
-};
-template <typename T>
-struct SumOp {
-  __device__ T operator()(T a, T b) const { return a + b; }
-};
-
-__device__ inline float exp_of(float v) { return expf(v); }
-__device__ inline double exp_of(double v) { return exp(v); }
-
-// Reduces v over the block with op; every thread gets the result. scratch: one slot per warp.
-template <typename T, typename Op>
-__device__ T block_reduce(T v, Op op, T identity, T* scratch) {
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
-  const int warps = static_cast<int>(blockDim.x) >> 5;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < warps ? scratch[lane] : identity;  // every warp finishes the reduction itself
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();  // scratch is reused by the next reduction
-  return v;
-}
-
-template <typename T>
-__global__ void softmax_lastdim_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
+__global__ void __launch_bounds__(kRowThreads)
+    softmax_lastdim_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
   __shared__ T scratch[32];
-  const T neg_inf = static_cast<T>(-INFINITY);
+  const T neg_inf = neg_infinity<T>();
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* s = x + r * cols;  // (cols,) the row's scores
     T* p = y + r * cols;        // (cols,) its weights
@@ -59,19 +36,105 @@ __global__ void softmax_lastdim_kernel(const T* __restrict__ x, T* __restrict__ 
       continue;
     }
     T z = 0;  // Σ_k exp(s_k − m) ≥ 1: the max term alone is 1
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) z += exp_of(s[j] - m);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) z += dexp(s[j] - m);
     z = block_reduce(z, SumOp<T>{}, T(0), scratch);
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) p[j] = exp_of(s[j] - m) / z;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) p[j] = dexp(s[j] - m) / z;
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    log_softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n) {
+  __shared__ T scratch[32];
+  const T neg_inf = neg_infinity<T>();
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* s = x + r * n;  // (n,)
+    T* out = y + r * n;      // (n,)
+    T m = neg_inf;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = MaxOp<T>{}(m, s[j]);
+    m = block_reduce(m, MaxOp<T>{}, neg_inf, scratch);
+    if (m == neg_inf) {  // nothing visible: log 0
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = neg_inf;
+      continue;
+    }
+    T z = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) z += dexp(s[j] - m);
+    z = block_reduce(z, SumOp<T>{}, T(0), scratch);
+    const T lse = m + dlog(z);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = s[j] - lse;
+  }
+}
+
+// D = Σ_j p_j dp_j,  ds_j = p_j (dp_j − D)
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    softmax_backward_kernel(const T* __restrict__ p, const T* __restrict__ dp, T* __restrict__ ds, T* __restrict__ D,
+                            int64_t rows, int64_t n) {
+  __shared__ T scratch[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* pr = p + r * n;   // (n,) weights
+    const T* gr = dp + r * n;  // (n,) dL/dp
+    T* out = ds + r * n;       // (n,) dL/ds
+    T dot = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) dot += pr[j] * gr[j];
+    dot = block_reduce(dot, SumOp<T>{}, T(0), scratch);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = pr[j] * (gr[j] - dot);
+    if (D && threadIdx.x == 0) D[r] = dot;
+  }
+}
+
+// ds_j = g_j − exp(y_j) Σ_k g_k; a row of −inf passes no gradient
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    log_softmax_backward_kernel(const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ ds, int64_t rows,
+                                int64_t n) {
+  __shared__ T scratch[32];
+  const T neg_inf = neg_infinity<T>();
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* yr = y + r * n;  // (n,) log-weights
+    const T* gr = g + r * n;  // (n,) dL/dy
+    T* out = ds + r * n;      // (n,) dL/ds
+    T m = neg_inf, total = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      m = MaxOp<T>{}(m, yr[j]);
+      total += gr[j];
+    }
+    m = block_reduce(m, MaxOp<T>{}, neg_inf, scratch);
+    total = block_reduce(total, SumOp<T>{}, T(0), scratch);
+    const bool none = m == neg_inf;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = none ? T(0) : gr[j] - mul_rn(dexp(yr[j]), total);
+  }
+}
+
+// J (rows, n, n): J[r, i, j] = p_i δ_ij − p_i p_j, one thread per entry
+template <typename T>
+__global__ void jacobian_kernel(const T* __restrict__ p, T* __restrict__ J, int64_t rows, int64_t n) {
+  const int64_t nn = n * n;
+  HG_GRID_LOOP(e, rows * nn) {
+    const int64_t r = e / nn, rem = e % nn, i = rem / n, j = rem % n;
+    const T pi = p[r * n + i], pj = p[r * n + j];
+    J[e] = (i == j ? pi : T(0)) - mul_rn(pi, pj);
+  }
+}
+
+// dp[r, k] = G_kk − Σ_j (G_kj + G_jk) p_j, one thread per (r, k)
+template <typename T>
+__global__ void jacobian_backward_kernel(const T* __restrict__ p, const T* __restrict__ G, T* __restrict__ dp,
+                                         int64_t rows, int64_t n) {
+  HG_GRID_LOOP(e, rows * n) {
+    const int64_t r = e / n, k = e % n;
+    const T* pr = p + r * n;      // (n,)
+    const T* Gr = G + r * n * n;  // (n, n)
+    T acc = Gr[k * n + k];
+    for (int64_t j = 0; j < n; ++j) acc = acc - mul_rn(Gr[k * n + j] + Gr[j * n + k], pr[j]);
+    dp[e] = acc;
   }
 }
 
 template <typename T>
 cudaError_t launch_softmax_lastdim(const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t s) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
-  int threads = 32;
-  while (threads < cols && threads < kMaxThreads) threads *= 2;
-  const int64_t blocks = rows < kMaxBlocks ? rows : kMaxBlocks;
-  softmax_lastdim_kernel<T><<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, s>>>(x, y, rows, cols);
+  softmax_lastdim_kernel<T><<<rows_grid(rows), row_threads(cols), 0, s>>>(x, y, rows, cols);
   return cudaGetLastError();
 }
 
@@ -88,6 +151,78 @@ cudaError_t softmax_lastdim_f64(const double* x, double* y, int64_t rows, int64_
 cudaError_t probe_kernel_image() {
   cudaFuncAttributes attr;
   return cudaFuncGetAttributes(&attr, softmax_lastdim_kernel<float>);
+}
+
+// ---------------------------------------------------------------- launchers (cuda/kernels.h)
+
+cudaError_t launch_log_softmax_rows(Elem t, const void* x, void* y, int64_t rows, int64_t n, cudaStream_t s) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    log_softmax_kernel<float>
+        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const float*>(x), static_cast<float*>(y), rows, n);
+  else if (t == Elem::f64)
+    log_softmax_kernel<double>
+        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), rows, n);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_softmax_backward_rows(Elem t, const void* p, const void* dp, void* ds, void* D, int64_t rows,
+                                         int64_t n, cudaStream_t s) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    softmax_backward_kernel<float>
+        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const float*>(p), static_cast<const float*>(dp),
+                                                    static_cast<float*>(ds), static_cast<float*>(D), rows, n);
+  else if (t == Elem::f64)
+    softmax_backward_kernel<double>
+        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const double*>(p), static_cast<const double*>(dp),
+                                                    static_cast<double*>(ds), static_cast<double*>(D), rows, n);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_log_softmax_backward_rows(Elem t, const void* y, const void* g, void* ds, int64_t rows, int64_t n,
+                                             cudaStream_t s) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    log_softmax_backward_kernel<float><<<rows_grid(rows), row_threads(n), 0, s>>>(
+        static_cast<const float*>(y), static_cast<const float*>(g), static_cast<float*>(ds), rows, n);
+  else if (t == Elem::f64)
+    log_softmax_backward_kernel<double><<<rows_grid(rows), row_threads(n), 0, s>>>(
+        static_cast<const double*>(y), static_cast<const double*>(g), static_cast<double*>(ds), rows, n);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_jacobian_rows(Elem t, const void* p, void* J, int64_t rows, int64_t n, cudaStream_t s) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  const unsigned grid = grid_for(rows * n * n);
+  if (t == Elem::f32)
+    jacobian_kernel<float><<<grid, kThreads, 0, s>>>(static_cast<const float*>(p), static_cast<float*>(J), rows, n);
+  else if (t == Elem::f64)
+    jacobian_kernel<double><<<grid, kThreads, 0, s>>>(static_cast<const double*>(p), static_cast<double*>(J), rows, n);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_jacobian_backward_rows(Elem t, const void* p, const void* G, void* dp, int64_t rows, int64_t n,
+                                          cudaStream_t s) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  const unsigned grid = grid_for(rows * n);
+  if (t == Elem::f32)
+    jacobian_backward_kernel<float><<<grid, kThreads, 0, s>>>(
+        static_cast<const float*>(p), static_cast<const float*>(G), static_cast<float*>(dp), rows, n);
+  else if (t == Elem::f64)
+    jacobian_backward_kernel<double><<<grid, kThreads, 0, s>>>(
+        static_cast<const double*>(p), static_cast<const double*>(G), static_cast<double*>(dp), rows, n);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
 }
 
 }  // namespace hg::cuda

@@ -5,8 +5,11 @@
 
 #include <atomic>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "engine/dispatch.h"
 #include "engine/error.h"
+#include "engine/strided.h"
 
 namespace hg {
 
@@ -88,6 +91,24 @@ namespace {
 // a + b for two gradients of the same shape, as a fresh tensor (neither operand is modified:
 // a gradient may alias another op's gradient, e.g. add passes its incoming gradient through).
 Tensor sum_grads(const Tensor& a, const Tensor& b) {
+  if (a.device() == Device::cpu && b.device() == Device::cpu && a.dtype() == b.dtype() && is_floating(a.dtype())) {
+    // One pass, out = a + b (a clone then add_ would write out twice and read a twice).
+    Tensor out = empty(a.shape(), a.dtype());
+    dispatch_float(a.dtype(), "backward", [&]<typename T>() {
+      for_each_row<T, const T, const T>(
+          out.shape(), {&out.strides(), &a.strides(), &b.strides()},
+          std::make_tuple(out.data_ptr<T>(), a.data_ptr<const T>(), b.data_ptr<const T>()),
+          [](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
+            auto [o, x, y] = p;
+            if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+              for (int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
+            } else {
+              for (int64_t i = 0; i < n; ++i) o[i * st[0]] = x[i * st[1]] + y[i * st[2]];
+            }
+          });
+    });
+    return out;
+  }
   Tensor out = a.contiguous().clone();
   out.add_(b);
   return out;
@@ -136,6 +157,9 @@ void backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opt
 
   std::vector<TapeEntry>& entries = TapeAccess::entries(*tape);
   std::unordered_map<uint64_t, Tensor> grads;  // gradient of every non-leaf reached so far, by tensor id
+  // Ids whose entry in `grads` is a buffer this walk allocated (a sum of two gradients) and that
+  // nothing else holds: a third gradient can be added into it in place.
+  std::unordered_set<uint64_t> owned;
   grads[root.id()] = g0;
 
   for (size_t i = root.tape_entry() + 1; i-- > 0;) {
@@ -184,8 +208,14 @@ void backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opt
              in.current_label(), k, e.op);
       } else {
         auto it = grads.find(in.id);
-        if (it == grads.end()) grads.emplace(in.id, gin[k]);
-        else it->second = sum_grads(it->second, gin[k]);
+        if (it == grads.end()) {
+          grads.emplace(in.id, gin[k]);
+        } else if (owned.count(in.id)) {
+          it->second.add_(gin[k]);
+        } else {
+          it->second = sum_grads(it->second, gin[k]);
+          owned.insert(in.id);
+        }
       }
     }
   }

@@ -5,9 +5,13 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 #include "engine/backend.h"
 #include "engine/dispatch.h"
@@ -21,6 +25,58 @@ namespace {
 std::atomic<size_t> g_live_bytes{0};
 std::atomic<uint64_t> g_next_id{1};
 constexpr std::align_val_t kAlign{64};
+
+// A cache of freed CPU blocks, keyed by size. A training step allocates and frees the same
+// sizes every step; served from the system allocator, each large block is a fresh mmap whose
+// pages fault in (and are zeroed by the kernel) on first touch and are unmapped again on free —
+// a measurable share of a step (bench/RESULTS.md). Blocks of at least kCacheMin bytes go back to
+// a free list of their size instead, up to kCacheMax bytes held in all; smaller ones are left to
+// malloc, which already keeps them. HANDGRAD_CPU_CACHE=0 in the environment turns the cache off
+// (for memory checkers, which cannot see a use after free into a cached block).
+class CpuBlockCache {
+ public:
+  static constexpr size_t kCacheMin = size_t{64} << 10;  // 64 KiB
+  static constexpr size_t kCacheMax = size_t{1} << 30;   // 1 GiB
+
+  void* alloc(size_t n) {
+    if (enabled_ && n >= kCacheMin) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(n);
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        held_ -= n;
+        return p;
+      }
+    }
+    return ::operator new(n, kAlign);
+  }
+  void free(void* p, size_t n) {
+    if (enabled_ && n >= kCacheMin) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (held_ + n <= kCacheMax) {
+        free_[n].push_back(p);
+        held_ += n;
+        return;
+      }
+    }
+    ::operator delete(p, kAlign);
+  }
+ private:
+  const bool enabled_ = [] {
+    const char* e = std::getenv("HANDGRAD_CPU_CACHE");
+    return !(e && std::string(e) == "0");
+  }();
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t held_ = 0;
+};
+
+CpuBlockCache& cpu_cache() {
+  static CpuBlockCache* cache = new CpuBlockCache;  // never destroyed: storages may outlive statics
+  return *cache;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- storage
@@ -29,7 +85,7 @@ Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
   if (d == Device::cuda) {
     data = n ? require_cuda("allocate").alloc(n) : nullptr;
   } else {
-    data = n ? ::operator new(n, kAlign) : nullptr;
+    data = n ? cpu_cache().alloc(n) : nullptr;
   }
   g_live_bytes += n;
 }
@@ -37,7 +93,7 @@ Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
 Storage::~Storage() {
   if (data) {
     if (device == Device::cuda) cuda_backend()->free(data);
-    else ::operator delete(data, kAlign);
+    else cpu_cache().free(data, nbytes);
   }
   g_live_bytes -= nbytes;
 }
@@ -307,7 +363,11 @@ Tensor& Tensor::fill_(double v) {
       for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),
                       [&](int64_t n, std::tuple<T*> p, const std::array<int64_t, 1>& st) {
                         T* d = std::get<0>(p);
-                        for (int64_t i = 0; i < n; ++i) d[i * st[0]] = value;
+                        if (st[0] == 1) {  // unit stride: a loop the compiler vectorises
+                          std::fill(d, d + n, value);
+                        } else {
+                          for (int64_t i = 0; i < n; ++i) d[i * st[0]] = value;
+                        }
                       });
     });
   }
@@ -344,7 +404,11 @@ void copy_cpu(const Tensor& dst, const Tensor& src, const Shape& src_strides) {
                                std::make_tuple(dst.data_ptr<D>(), static_cast<const S*>(src.raw_data())),
                                [](int64_t n, std::tuple<D*, const S*> p, const std::array<int64_t, 2>& st) {
                                  auto [d, s] = p;
-                                 for (int64_t i = 0; i < n; ++i) d[i * st[0]] = static_cast<D>(s[i * st[1]]);
+                                 if (st[0] == 1 && st[1] == 1) {  // unit strides: a loop the compiler vectorises
+                                   for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);
+                                 } else {
+                                   for (int64_t i = 0; i < n; ++i) d[i * st[0]] = static_cast<D>(s[i * st[1]]);
+                                 }
                                });
     });
   });
@@ -411,7 +475,11 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
                              std::make_tuple(data_ptr<T>(), other.data_ptr<const T>()),
                              [a](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
                                auto [d, s] = p;
-                               for (int64_t i = 0; i < n; ++i) d[i * st[0]] += a * s[i * st[1]];
+                               if (st[0] == 1 && st[1] == 1) {
+                                 for (int64_t i = 0; i < n; ++i) d[i] += a * s[i];
+                               } else {
+                                 for (int64_t i = 0; i < n; ++i) d[i * st[0]] += a * s[i * st[1]];
+                               }
                              });
   });
   bump_version();
@@ -427,7 +495,11 @@ Tensor& Tensor::mul_(double s) {
     for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),
                     [f](int64_t n, std::tuple<T*> p, const std::array<int64_t, 1>& st) {
                       T* d = std::get<0>(p);
-                      for (int64_t i = 0; i < n; ++i) d[i * st[0]] *= f;
+                      if (st[0] == 1) {
+                        for (int64_t i = 0; i < n; ++i) d[i] *= f;
+                      } else {
+                        for (int64_t i = 0; i < n; ++i) d[i * st[0]] *= f;
+                      }
                     });
   });
   bump_version();

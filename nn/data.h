@@ -14,11 +14,15 @@ RepeatedBatch repeated_batch(int64_t batch, int64_t T, int64_t vocab, int64_t Lm
 
 // Next-token cross-entropy split by target position t (1-based, t = 1..T-1 for inputs x[:, :-1]
 // and targets x[:, 1:]): first copy t < L, later copies t >= L.
+// The split numbers are computed from the logits' values (double precision, not recorded); a
+// set with no targets (n_first or n_later 0, e.g. L = 1 or L >= T) gives NaN for its mean, as
+// torch's mean over an empty selection does — check the counts before using it.
 struct SplitLoss {
   Tensor loss;        // mean over all targets (differentiable: the training loss)
   double first = 0;   // mean over first-copy targets
   double later = 0;   // mean over later-copy targets
-  double later_acc = 0;  // argmax accuracy over later-copy targets
+  double later_acc = 0;  // argmax accuracy over later-copy targets (ties: the first maximum)
+  int64_t n_first = 0, n_later = 0;  // how many targets each mean is over
 };
 SplitLoss split_losses(const Tensor& logits, const Tensor& targets, const Tensor& lengths);
 

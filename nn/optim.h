@@ -50,6 +50,7 @@ class AdamW : public Optimizer {
   AdamWOptions o_;
   int64_t t_ = 0;
   std::vector<Tensor> m_, v_;
+  std::vector<int64_t> param_steps_;  // per parameter, as PyTorch's state['step']: skipped steps do not count
 };
 
 }  // namespace hg::nn

@@ -35,18 +35,25 @@ class TinyCharLM : public Module {
   const TinyCharLMConfig& config() const { return cfg_; }
 
   Tensor forward(const Tensor& tokens) const;  // tokens i64 (B, T) -> logits (B, T, V)
+  // The same forward with `params` (aligned with named_parameters(), same shapes) standing in
+  // for the model's own parameters: gradients flow to them. For gradchecks and functional use.
+  Tensor forward(const Tensor& tokens, const std::vector<Tensor>& params) const;
   // Every block's attention weights (B, H, T, T), computed without recording.
   std::vector<Tensor> attention_weights(const Tensor& tokens) const;
   // Zero a head's output (its columns of proj's input) in every later forward; on = false restores it.
   void ablate_head(int64_t block, int64_t head, bool on = true);
   void clear_ablations();
+  bool is_ablated(int64_t block, int64_t head) const;
 
   std::shared_ptr<Embedding> token_emb;
   std::shared_ptr<Embedding> pos_emb;  // only with pos = "learned"
   std::vector<std::shared_ptr<Block>> blks;
 
  private:
+  struct Weights;
+  Weights resolve(const std::vector<Tensor>& params) const;
   Tensor run(const Tensor& tokens, std::vector<Tensor>* maps) const;
+  Tensor run_with(const Tensor& tokens, const Weights& w, std::vector<Tensor>* maps) const;
   TinyCharLMConfig cfg_;
   std::vector<std::vector<bool>> ablated_;  // [block][head]
 };

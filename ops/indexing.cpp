@@ -167,8 +167,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
     const T* w = static_cast<const T*>(weight.raw_data());  // (V, d), any strides
     const int64_t sv = weight.strides()[0], sd = weight.strides()[1];
     T* o = out.data_ptr<T>();
-    for (size_t p = 0; p < ids.size(); ++p)
-      for (int64_t j = 0; j < d; ++j) o[static_cast<int64_t>(p) * d + j] = w[ids[p] * sv + j * sd];
+    parallel_for(static_cast<int64_t>(ids.size()), d, [&](int64_t begin, int64_t end) {  // rows are independent
+      for (int64_t p = begin; p < end; ++p)
+        for (int64_t j = 0; j < d; ++j) o[p * d + j] = w[ids[static_cast<size_t>(p)] * sv + j * sd];
+    });
   });
 
   if (should_record({weight})) {
@@ -181,8 +183,12 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
              dispatch_float(t, "embedding backward", [&]<typename T>() {
                const T* gp = static_cast<const T*>(gc.raw_data());
                T* dw = dweight.data_ptr<T>();
-               for (size_t p = 0; p < rows.size(); ++p)
-                 for (int64_t j = 0; j < d; ++j) dw[rows[p] * d + j] += gp[static_cast<int64_t>(p) * d + j];
+               // Threads split the d columns, not the positions: each dweight element still sums
+               // its rows in position order, whatever the number of threads.
+               parallel_for(d, static_cast<int64_t>(rows.size()), [&](int64_t j0, int64_t j1) {
+                 for (size_t p = 0; p < rows.size(); ++p)
+                   for (int64_t j = j0; j < j1; ++j) dw[rows[p] * d + j] += gp[static_cast<int64_t>(p) * d + j];
+               });
              });
              return std::vector<Tensor>{dweight, Tensor()};
            });
@@ -249,8 +255,13 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
 }
 
 // ---------------------------------------------------------------- chunk, split
-// Views made with Tensor::slice, which records its own backward (the piece's gradient placed in
-// zeros of x's shape); the tape sums the pieces' contributions into dx.
+// forward:  pieces[k] = x[..., o_k : o_k + n_k, ...] along `dim`: views sharing x's storage.
+// backward: dx[..., o_k : o_k + n_k, ...] = g_k — concat's forward: the pieces' gradients put
+// back side by side (a piece that received none contributes zeros, as the tape hands it zeros).
+// One tape entry with one output per piece, so dx is written once; a slice per piece would give
+// each piece its own x-sized gradient, zeros but for its part, which the tape then adds up
+// (for the fused qkv of an attention block: three x-sized zero fills, copies and two sums).
+// Saves nothing: the offsets and sizes are enough.
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
   const char* op = "split";
@@ -266,10 +277,24 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
     fail(op, "sizes ({}) sum to {} but dimension {} of {} has size {}; the sizes must add up to it",
          fmt::join(sizes, ", "), total, dim, x.describe(), x.size(dim));
   std::vector<Tensor> pieces;
+  std::vector<int64_t> offsets;
   int64_t off = 0;
   for (int64_t s : sizes) {
-    pieces.push_back(x.slice(dim, off, off + s));
+    Shape piece_shape = x.shape();
+    piece_shape[dim] = s;
+    pieces.push_back(make_view(x, piece_shape, x.strides(), x.offset() + off * x.strides()[dim]));
+    offsets.push_back(off);
     off += s;
+  }
+  if (should_record({x})) {
+    const Shape shape = x.shape();
+    const DType t = x.dtype();
+    const Device dev = x.device();
+    record(op, {x}, pieces, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      Tensor dx = empty(shape, t, dev);  // (shape of x), every element written below
+      for (size_t k = 0; k < sizes.size(); ++k) dx.slice(dim, offsets[k], offsets[k] + sizes[k]).copy_(g[k]);
+      return std::vector<Tensor>{dx};
+    });
   }
   return pieces;
 }

@@ -17,6 +17,7 @@
 
 #include "engine/dispatch.h"
 #include "engine/error.h"
+#include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 
@@ -78,6 +79,42 @@ void gemm(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int6
     cblas_dgemm(CblasRowMajor, la.trans, lb.trans, bi(M), bi(N), bi(K), 1.0, A, bi(la.ld), B, bi(lb.ld), 0.0, C, bi(ldc));
 }
 
+// Threads. OpenBLAS is kept to one thread and the gemms are spread over handgrad's own threads
+// here (parallel_for, engine/strided.h): OpenBLAS's pool beside handgrad's would put twice as
+// many busy threads as asked for on the machine. Set once, before the first gemm; it holds for
+// the whole process.
+void blas_single_threaded() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+}
+
+// A gemm worth splitting: about 2 MFLOP (tens of microseconds), well above a thread's wake-up.
+constexpr int64_t kSplitGemmWork = int64_t{1} << 20;
+
+// One gemm split across threads into blocks of whole rows of C, or of whole columns when C has
+// fewer rows than columns (a weight gradient Xᵀ G has d rows and a long K = B·T). Each thread
+// computes complete dot products over K, so no sum is split, and the split depends only on the
+// shapes and the thread count: the same bits run after run. (OpenBLAS may take another kernel
+// for a smaller block, so another thread count can round differently in the last bit.)
+template <typename T>
+void gemm_split(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int64_t K, const T* A, const T* B,
+                T* C, int64_t ldc) {
+  if (M * N * K < kSplitGemmWork || num_threads() == 1) return gemm<T>(la, lb, M, N, K, A, B, C, ldc);
+  constexpr int64_t kBlock = 16;  // rows or columns per item: whole register tiles of the kernel
+  const bool by_rows = M >= N;
+  const int64_t len = by_rows ? M : N, items = (len + kBlock - 1) / kBlock;
+  parallel_for(items, kBlock * (by_rows ? N : M) * K, [&](int64_t begin, int64_t end) {
+    const int64_t i0 = begin * kBlock, i1 = std::min(end * kBlock, len);
+    if (by_rows)  // rows i0..i1 of A (a row offset, or a column offset of the stored Aᵀ) and of C
+      gemm<T>(la, lb, i1 - i0, N, K, A + i0 * (la.trans == CblasNoTrans ? la.ld : 1), B, C + i0 * ldc, ldc);
+    else  // columns i0..i1 of B and of C
+      gemm<T>(la, lb, M, i1 - i0, K, A, B + i0 * (lb.trans == CblasNoTrans ? 1 : lb.ld), C + i0, ldc);
+  });
+}
+
 // C (batch..., n, m) = A (..., n, k) @ B (..., k, m), both of rank >= 2, batches broadcast to
 // `batch`. Not recorded; A and B are detached.
 Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
@@ -108,27 +145,40 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
     expect *= batch[d];
   }
 
+  blas_single_threaded();
   dispatch_float(a.dtype(), "matmul", [&]<typename T>() {
     const T* pa = A.data_ptr<const T>();
     const T* pb = B.data_ptr<const T>();
     T* pc = c.data_ptr<T>();
     if (fold) {
-      gemm<T>(la, lb, nbatch * n, m, k, pa, pb, pc, m);
+      gemm_split<T>(la, lb, nbatch * n, m, k, pa, pb, pc, m);
       return;
     }
-    std::vector<int64_t> idx(batch.size(), 0);
-    int64_t oa = 0, ob = 0;
-    for (int64_t t = 0; t < nbatch; ++t) {
-      gemm<T>(la, lb, n, m, k, pa + oa, pb + ob, pc + t * n * m, m);
-      for (size_t d = batch.size(); d-- > 0;) {  // odometer over the batch dimensions
-        oa += sa[d];
-        ob += sb[d];
-        if (++idx[d] < batch[d]) break;
-        oa -= sa[d] * batch[d];
-        ob -= sb[d] * batch[d];
-        idx[d] = 0;
+    // Slice t's operands: its batch index, digit by digit, times each operand's batch strides.
+    auto slice = [&](int64_t t, int64_t& oa, int64_t& ob) {
+      oa = ob = 0;
+      for (size_t d = batch.size(); d-- > 0;) {
+        const int64_t i = t % batch[d];
+        t /= batch[d];
+        oa += i * sa[d];
+        ob += i * sb[d];
       }
+    };
+    if (nbatch < num_threads()) {  // few, possibly large, slices: split each gemm
+      for (int64_t t = 0; t < nbatch; ++t) {
+        int64_t oa, ob;
+        slice(t, oa, ob);
+        gemm_split<T>(la, lb, n, m, k, pa + oa, pb + ob, pc + t * n * m, m);
+      }
+      return;
     }
+    parallel_for(nbatch, n * m * k, [&](int64_t begin, int64_t end) {  // slices are independent
+      for (int64_t t = begin; t < end; ++t) {
+        int64_t oa, ob;
+        slice(t, oa, ob);
+        gemm<T>(la, lb, n, m, k, pa + oa, pb + ob, pc + t * n * m, m);
+      }
+    });
   });
   return c;
 }

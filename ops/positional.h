@@ -10,6 +10,10 @@ namespace hg {
 // d_h must be even. Positions are 0..T-1. Backward: rotate the gradient by −θ.
 Tensor rope(const Tensor& x, double base = 10000.0);
 
+// The same rotation with positions start..start+T-1 instead of 0..T-1 (a suffix of a longer
+// sequence, e.g. decoding with a key/value cache). rope(x, base) == rope_at(x, 0, base).
+Tensor rope_at(const Tensor& x, int64_t start, double base = 10000.0);
+
 // ALiBi's additive score bias (H, T, T): slope_h · (j − i) for key j <= query i, with
 // slope_h = 2^(−8h/H), h = 1..H; entries j > i are −inf (the causal mask built in).
 Tensor alibi_bias(int64_t heads, int64_t T, DType dtype = DType::f32);

@@ -9,6 +9,7 @@
 
 #include "engine/dispatch.h"
 #include "engine/error.h"
+#include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise.h"
@@ -70,11 +71,13 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   dispatch_float(x.dtype(), "sum", [&]<typename T>() {
     const T* in = p.rows.data_ptr<const T>();
     T* o = out.data_ptr<T>();
-    for (int64_t i = 0; i < p.nrows; ++i) {
-      T acc = 0;
-      for (int64_t j = 0; j < p.ncols; ++j) acc += in[i * p.ncols + j];
-      o[i] = acc;
-    }
+    parallel_for(p.nrows, p.ncols, [&](int64_t begin, int64_t end) {  // rows on threads; each row's sum in order
+      for (int64_t i = begin; i < end; ++i) {
+        T acc = 0;
+        for (int64_t j = 0; j < p.ncols; ++j) acc += in[i * p.ncols + j];
+        o[i] = acc;
+      }
+    });
   });
   if (should_record({x})) {
     Shape keep = p.keep_shape, from = x.shape();

@@ -11,6 +11,7 @@
 #include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
+#include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise.h"
@@ -110,6 +111,13 @@ void jacobian_backward_rows(const T* p, const T* G, T* dp, int64_t rows, int64_t
     }
 }
 
+// kernel(first, count) over all `rows` rows of n elements, spread over the threads: every row
+// kernel above treats its rows independently, so any split gives the same numbers.
+template <typename K>
+void over_rows(int64_t rows, int64_t n, const K& kernel) {
+  parallel_for(rows, 8 * n, [&](int64_t begin, int64_t end) { kernel(begin, end - begin); });
+}
+
 // The backward of softmax / log_softmax along `dim`: move dim last, run the row rule, move back.
 Tensor along_dim(Tensor (*rule)(const Tensor&, const Tensor&), const Tensor& saved, const Tensor& g, int64_t dim) {
   if (dim == saved.dim() - 1) return rule(saved, g);
@@ -121,7 +129,10 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
   Tensor ds = empty(y.shape(), y.dtype());
   const int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
   dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
-    log_softmax_backward_rows<T>(yr.data_ptr<const T>(), gr.data_ptr<const T>(), ds.data_ptr<T>(), rows, n);
+    over_rows(rows, n, [&](int64_t r, int64_t count) {
+      log_softmax_backward_rows<T>(yr.data_ptr<const T>() + r * n, gr.data_ptr<const T>() + r * n,
+                                   ds.data_ptr<T>() + r * n, count, n);
+    });
   });
   return ds;
 }
@@ -155,7 +166,11 @@ Tensor softmax(const Tensor& s, int64_t dim) {
     Tensor x = to_rows(s, dim);  // (rows, n)
     Tensor p = empty(x.shape(), s.dtype());
     const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
-    dispatch_float(s.dtype(), "softmax", [&]<typename T>() { softmax_rows<T>(x.data_ptr<const T>(), p.data_ptr<T>(), rows, n); });
+    dispatch_float(s.dtype(), "softmax", [&]<typename T>() {
+      over_rows(rows, n, [&](int64_t r, int64_t count) {
+        softmax_rows<T>(x.data_ptr<const T>() + r * n, p.data_ptr<T>() + r * n, count, n);
+      });
+    });
     out = from_rows(p, dim);
   }
   if (should_record({s}))
@@ -188,7 +203,10 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D) {
   Tensor dot = empty(d_shape, P.dtype());  // (..., 1)
   const int64_t n = P.size(-1), rows = shape_numel(d_shape);
   dispatch_float(P.dtype(), "softmax_backward", [&]<typename T>() {
-    softmax_backward_rows<T>(pr.data_ptr<const T>(), gr.data_ptr<const T>(), ds.data_ptr<T>(), dot.data_ptr<T>(), rows, n);
+    over_rows(rows, n, [&](int64_t r, int64_t count) {
+      softmax_backward_rows<T>(pr.data_ptr<const T>() + r * n, gr.data_ptr<const T>() + r * n, ds.data_ptr<T>() + r * n,
+                               dot.data_ptr<T>() + r, count, n);
+    });
   });
   if (D) *D = dot;
   if (should_record({P, dP})) {
@@ -221,7 +239,11 @@ Tensor log_softmax(const Tensor& s, int64_t dim) {
   Tensor x = to_rows(s, dim);
   Tensor y = empty(x.shape(), s.dtype());
   const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
-  dispatch_float(s.dtype(), "log_softmax", [&]<typename T>() { log_softmax_rows<T>(x.data_ptr<const T>(), y.data_ptr<T>(), rows, n); });
+  dispatch_float(s.dtype(), "log_softmax", [&]<typename T>() {
+    over_rows(rows, n, [&](int64_t r, int64_t count) {
+      log_softmax_rows<T>(x.data_ptr<const T>() + r * n, y.data_ptr<T>() + r * n, count, n);
+    });
+  });
   Tensor out = from_rows(y, dim);
   if (should_record({s}))
     record("log_softmax", {s}, {out}, {save(out, "log_softmax output")},

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "handgrad.h"
 
@@ -23,7 +24,7 @@ TEST_CASE("softmax(x on cuda) runs the CUDA kernel and agrees with the CPU op") 
       den += b[i] * b[i];
     }
     double rel = std::sqrt(num / den);
-    MESSAGE("softmax op ", dtype_name(t), ": ||gpu - cpu|| / ||cpu|| = ", rel);
+    MESSAGE("softmax op ", std::string(dtype_name(t)), ": ||gpu - cpu|| / ||cpu|| = ", rel);
     CHECK(rel < (t == DType::f64 ? 1e-12 : 1e-5));
   }
 }

@@ -1,0 +1,240 @@
+// bench/bench_tinycharlm.cpp — one training step of the 2-block attention-only TinyCharLM.
+//
+// The workload of issue 3, item 6, and the peer of bench/tinycharlm_step.py (PyTorch): vocab 64,
+// d 128, 4 heads, 2 blocks, RoPE, no bias, tied head; a batch of 128 sequences of 63 input
+// positions, float32; forward, cross-entropy (mean), backward, AdamW (lr 1e-3, weight decay 0).
+// Prints one line of JSON with ms/step (bench/run-tinycharlm prints both side by side).
+//
+//   bench_tinycharlm [--threads N] [--warmup N] [--steps N] [--batch B] [--seq T] [--seed S]
+//                    [--phases] [--profile] [--check-determinism] [--forward model|ops]
+//
+// --threads N sets HANDGRAD_NUM_THREADS, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to N and
+// re-executes the program when they differ (OpenBLAS reads its setting once, when it is loaded;
+// handgrad's pool reads HANDGRAD_NUM_THREADS, else OMP_NUM_THREADS, and keeps OpenBLAS on one
+// thread of its own, engine/strided.h). --phases adds the time of forward, loss,
+// backward and optimizer; --profile the backward time of each tape entry, by op; and
+// --check-determinism trains twice from the same seed and fails unless the losses are bit-identical.
+// --forward ops runs the model's forward written out here from ops (forward_from_ops), to try a
+// change to nn/tinycharlm.cpp's forward before making it there; the default is the model's own.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/strided.h"
+#include "engine/tape.h"
+#include "nn/data.h"
+#include "nn/optim.h"
+#include "nn/tinycharlm.h"
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/indexing.h"
+#include "ops/loss.h"
+#include "ops/matmul.h"
+#include "ops/positional.h"
+
+using namespace hg;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Args {
+  int threads = 0;  // 0: keep the environment's settings
+  int warmup = 5, steps = 20;
+  int64_t batch = 128, seq = 64;  // inputs are the first seq - 1 tokens, targets the last seq - 1
+  uint64_t seed = 0;
+  bool phases = false, profile = false, check_determinism = false;
+  bool ops_forward = false;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
+      return argv[++i];
+    };
+    if (k == "--threads") a.threads = std::stoi(next());
+    else if (k == "--warmup") a.warmup = std::stoi(next());
+    else if (k == "--steps") a.steps = std::stoi(next());
+    else if (k == "--batch") a.batch = std::stoll(next());
+    else if (k == "--seq") a.seq = std::stoll(next());
+    else if (k == "--seed") a.seed = std::stoull(next());
+    else if (k == "--phases") a.phases = true;
+    else if (k == "--profile") a.profile = true;
+    else if (k == "--check-determinism") a.check_determinism = true;
+    else if (k == "--forward") {
+      const std::string f = next();
+      if (f != "model" && f != "ops") throw std::runtime_error("--forward takes model or ops, not " + f);
+      a.ops_forward = f == "ops";
+    }
+    else throw std::runtime_error("unknown option " + k + " (see the head of bench/bench_tinycharlm.cpp)");
+  }
+  return a;
+}
+
+// Thread counts are read from the environment when the libraries load: set them and start over.
+void apply_threads(int threads, char** argv) {
+  if (threads <= 0) return;
+  const std::string want = std::to_string(threads);
+  bool same = true;
+  for (const char* var : {"HANDGRAD_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) {
+    const char* v = std::getenv(var);
+    same = same && v && want == v;
+  }
+  if (same) return;
+  for (const char* var : {"HANDGRAD_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) setenv(var, want.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  throw std::runtime_error(fmt::format("could not re-execute with {} threads: {}", threads, std::strerror(errno)));
+}
+
+// CPU time of the whole process (all threads), in ms: less sensitive than wall time to other
+// processes on a shared machine, so the figure to compare single-threaded changes by.
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// TinyCharLM's forward (pos = rope, no bias, no ablation) from ops, on the model's parameters:
+// nn/tinycharlm.cpp's run_with, except for how q, k, v are cut from the fused qkv output: one
+// split() of its (B, T, 3, H, d_h) view along the 3, instead of three slices. Backward then
+// writes the qkv gradient once, straight from the heads' (B, H, T, d_h) gradients.
+Tensor forward_from_ops(const nn::TinyCharLM& model, const Tensor& tokens) {
+  const nn::TinyCharLMConfig& c = model.config();
+  const int64_t B = tokens.size(0), T = tokens.size(1), d = c.d, H = c.heads, d_h = d / H;
+  const Tensor E = model.token_emb->weight;
+  Tensor h = embedding(E, tokens);  // (B, T, d)
+  for (const auto& blk : model.blks) {
+    Tensor qkv = matmul(h, blk->qkv->weight.transpose(0, 1)).view({B, T, 3, H, d_h});  // (B, T, 3, H, d_h)
+    std::vector<Tensor> parts = split(qkv, {1, 1, 1}, 2);                                // (B, T, 1, H, d_h) each
+    auto heads = [&](const Tensor& x) { return x.squeeze(2).transpose(1, 2); };          // (B, H, T, d_h)
+    Tensor o = attention(rope(heads(parts[0])), rope(heads(parts[1])), heads(parts[2]), {.causal = true});
+    Tensor merged = o.transpose(1, 2).reshape({B, T, d});                    // (B, T, d)
+    h = add(h, matmul(merged, blk->proj->weight.transpose(0, 1)));           // the residual stream
+  }
+  return matmul(h, E.transpose(0, 1));  // (B, T, V), the tied head
+}
+
+struct Timings {
+  std::vector<double> step, cpu, forward, loss, backward, optim;
+  std::map<std::string, double> backward_by_op;  // summed over the timed steps
+  std::vector<double> losses;
+};
+
+// Trains `steps` steps on one fixed batch from a fresh model built with `seed`.
+Timings train(const Args& a, int warmup, int steps) {
+  Generator gen(a.seed);
+  nn::TinyCharLM model(nn::TinyCharLMConfig{}, gen);
+  nn::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.0});
+  nn::RepeatedBatch data = nn::repeated_batch(a.batch, a.seq, 64, 16, 32, gen);  // (B, seq)
+  const Tensor inputs = data.tokens.slice(1, 0, a.seq - 1).contiguous();   // (B, T)
+  const Tensor targets = data.tokens.slice(1, 1, a.seq).contiguous();      // (B, T)
+
+  Timings tm;
+  Clock::time_point entry_start;
+  std::map<std::string, double> by_op;
+  BackwardObserver obs;
+  obs.before = [&](size_t, const TapeEntry&, const std::vector<Tensor>&) { entry_start = Clock::now(); };
+  obs.after = [&](size_t, const TapeEntry& e, const std::vector<Tensor>&, const std::vector<Tensor>&) {
+    by_op[e.op] += ms_since(entry_start);
+  };
+
+  for (int i = 0; i < warmup + steps; ++i) {
+    const bool timed = i >= warmup;
+    if (timed && a.profile) by_op.clear();
+    const double c0 = cpu_ms();
+    const auto t0 = Clock::now();
+    Tensor logits = a.ops_forward ? forward_from_ops(model, inputs) : model.forward(inputs);  // (B, T, V)
+    const auto t1 = Clock::now();
+    Tensor loss = cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
+    const auto t2 = Clock::now();
+    opt.zero_grad();
+    BackwardOptions bo;
+    if (a.profile) bo.observer = &obs;
+    backward(loss, Tensor(), bo);
+    const auto t3 = Clock::now();
+    opt.step();
+    const auto t4 = Clock::now();
+    const double c4 = cpu_ms();
+    tm.losses.push_back(loss.item());
+    if (!timed) continue;
+    auto ms = [](auto x, auto y) { return std::chrono::duration<double, std::milli>(y - x).count(); };
+    tm.step.push_back(ms(t0, t4));
+    tm.cpu.push_back(c4 - c0);
+    tm.forward.push_back(ms(t0, t1));
+    tm.loss.push_back(ms(t1, t2));
+    tm.backward.push_back(ms(t2, t3));
+    tm.optim.push_back(ms(t3, t4));
+    for (auto& [op, t] : by_op) tm.backward_by_op[op] += t;
+  }
+  return tm;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Args a = parse(argc, argv);
+    apply_threads(a.threads, argv);
+    if (a.check_determinism) {
+      const int n = std::max(a.steps, 3);
+      Timings r1 = train(a, 0, n), r2 = train(a, 0, n);
+      for (int i = 0; i < n; ++i)
+        if (std::memcmp(&r1.losses[i], &r2.losses[i], sizeof(double)) != 0) {
+          fmt::print(stderr, "not deterministic: step {} loss {:.9g} vs {:.9g}\n", i, r1.losses[i], r2.losses[i]);
+          return 1;
+        }
+      fmt::print(stderr, "deterministic: {} steps, bit-identical losses in two runs (last {:.9g})\n", n,
+                 r1.losses.back());
+    }
+    Timings t = train(a, a.warmup, a.steps);
+    std::string out = fmt::format(
+        "{{\"impl\": \"handgrad\", \"forward\": \"{}\", \"threads\": {}, "
+        "\"batch\": {}, \"positions\": {}, \"steps\": {}, \"ms_per_step_median\": {:.3f}, \"ms_per_step_mean\": {:.3f}, "
+        "\"ms_per_step_min\": {:.3f}, \"cpu_ms_per_step_median\": {:.3f}, \"first_loss\": {:.9g}, \"last_loss\": {:.9g}",
+        a.ops_forward ? "ops" : "model", num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
+        t.step.empty() ? 0.0 : *std::min_element(t.step.begin(), t.step.end()), median(t.cpu), t.losses.front(), t.losses.back());
+    if (a.phases)
+      out += fmt::format(", \"phases_ms_median\": {{\"forward\": {:.3f}, \"loss\": {:.3f}, \"backward\": {:.3f}, "
+                         "\"optimizer\": {:.3f}}}",
+                         median(t.forward), median(t.loss), median(t.backward), median(t.optim));
+    if (a.profile) {
+      std::vector<std::pair<double, std::string>> ops;
+      for (auto& [op, ms] : t.backward_by_op) ops.emplace_back(ms / a.steps, op);
+      std::sort(ops.rbegin(), ops.rend());
+      std::vector<std::string> parts;
+      for (auto& [ms, op] : ops) parts.push_back(fmt::format("\"{}\": {:.3f}", op, ms));
+      out += fmt::format(", \"backward_ms_by_op\": {{{}}}", fmt::join(parts, ", "));
+    }
+    fmt::print("{}}}\n", out);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_tinycharlm: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""One training step of the attention-only TinyCharLM in PyTorch: the peer of bench_tinycharlm.
+
+The model of "What Attention Computes" (d2l.TinyCharLM semantics): token embedding, blocks of a
+fused qkv Linear(d, 3d, bias=False) and a proj Linear(d, d, bias=False), heads by view/transpose,
+RoPE on interleaved pairs of q and k, causal attention, output added to the residual stream, no
+feed-forward network, no normalisation, tied head (logits = H Eᵀ). The step: forward,
+cross-entropy (mean), zero_grad, backward, AdamW(lr 1e-3, weight_decay 0).
+
+Run with Debian's python3-torch (/usr/bin/python3); bench/run-tinycharlm runs it beside the C++
+bench with the same thread count. Prints one line of JSON with ms/step.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def rope(x, base=10000.0):
+    """Rotate interleaved pairs (x_2i, x_2i+1) of x (B, H, T, d_h) by t · base^(-2i/d_h)."""
+    T, dh = x.shape[-2], x.shape[-1]
+    inv = base ** (-torch.arange(0, dh, 2, dtype=torch.float64) / dh)        # (d_h/2,)
+    ang = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]      # (T, d_h/2)
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2)
+
+
+def causal_attention(q, k, v):
+    """softmax(q kᵀ / sqrt(d_h) with keys j > i hidden) v; q, k, v (B, H, T, d_h)."""
+    sdpa = getattr(F, "scaled_dot_product_attention", None)  # torch >= 2.0
+    if sdpa is not None:
+        return sdpa(q, k, v, is_causal=True)
+    T = q.shape[-2]
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+    return torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1) @ v
+
+
+class TinyCharLM(nn.Module):
+    def __init__(self, vocab=64, d=128, heads=4, blocks=2):
+        super().__init__()
+        self.heads = heads
+        self.token_emb = nn.Embedding(vocab, d)
+        nn.init.normal_(self.token_emb.weight, std=0.02)
+        self.blks = nn.ModuleList(
+            nn.ModuleDict({"qkv": nn.Linear(d, 3 * d, bias=False), "proj": nn.Linear(d, d, bias=False)})
+            for _ in range(blocks))
+
+    def forward(self, tokens):
+        h = self.token_emb(tokens)                                   # (B, T, d) residual stream
+        B, T, d = h.shape
+        for blk in self.blks:
+            q, k, v = blk["qkv"](h).split(d, dim=-1)                 # (B, T, d) each
+            q, k, v = (t.view(B, T, self.heads, -1).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d_h)
+            o = causal_attention(rope(q), rope(k), v)                # (B, H, T, d_h)
+            h = h + blk["proj"](o.transpose(1, 2).reshape(B, T, d))
+        return h @ self.token_emb.weight.T                           # (B, T, V) tied head
+
+
+def repeated_batch(gen, batch, T, vocab, Lmin, Lmax):
+    L = torch.randint(Lmin, Lmax + 1, (batch,), generator=gen)
+    s = torch.randint(0, vocab, (batch, T), generator=gen)
+    return torch.gather(s, 1, torch.arange(T)[None, :] % L[:, None])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--seq", type=int, default=64, help="tokens per sequence (inputs are the first seq-1)")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    model = TinyCharLM()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(a.seed)
+    x = repeated_batch(gen, a.batch, a.seq, 64, 16, 32)
+    inputs, targets = x[:, :-1].contiguous(), x[:, 1:].contiguous()  # (B, 63) each
+
+    def step():
+        logits = model(inputs)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    losses, times = [], []
+    for i in range(a.warmup + a.steps):
+        t0 = time.perf_counter()
+        losses.append(step())
+        if i >= a.warmup:
+            times.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps({
+        "impl": "pytorch", "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "batch": a.batch, "positions": a.seq - 1, "steps": a.steps,
+        "ms_per_step_median": statistics.median(times), "ms_per_step_mean": statistics.fmean(times),
+        "ms_per_step_min": min(times), "first_loss": losses[0], "last_loss": losses[-1],
+    }))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+// cuda/device_common.cuh — device helpers shared by the kernel files: typed math, the grid-stride
+// loop's launch size, the strided offsets of a Geometry, and a block-wide reduction.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/kernels.h"
+
+namespace hg::cuda {
+
+constexpr int kThreads = 256;          // per block, for one-thread-per-element kernels
+constexpr int64_t kMaxGrid = 1 << 20;  // more elements than blocks·threads: the grid-stride loop covers them
+constexpr int kRowThreads = 512;       // at most, per block of a one-block-per-row kernel
+
+inline unsigned grid_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b < kMaxGrid ? b : kMaxGrid));
+}
+inline unsigned rows_grid(int64_t rows) {
+  return static_cast<unsigned>(rows < kMaxGrid ? (rows < 1 ? 1 : rows) : kMaxGrid);
+}
+// A power of two from 32 to kRowThreads, about the row length (block_reduce needs whole warps).
+inline unsigned row_threads(int64_t cols) {
+  int t = 32;
+  while (t < cols && t < kRowThreads) t *= 2;
+  return static_cast<unsigned>(t);
+}
+
+// Typed math: the float overloads are the single-precision functions, as std:: picks on the CPU.
+__device__ inline float dexp(float v) { return expf(v); }
+__device__ inline double dexp(double v) { return exp(v); }
+__device__ inline float dlog(float v) { return logf(v); }
+__device__ inline double dlog(double v) { return log(v); }
+__device__ inline float dsqrt(float v) { return sqrtf(v); }
+__device__ inline double dsqrt(double v) { return sqrt(v); }
+__device__ inline float dtanh(float v) { return tanhf(v); }
+__device__ inline double dtanh(double v) { return tanh(v); }
+__device__ inline float dpow(float v, float p) { return powf(v, p); }
+__device__ inline double dpow(double v, double p) { return pow(v, p); }
+// A product nvcc may not fuse into a multiply-add: keeps a − b·c rounded as the CPU rounds it.
+__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
+template <typename T>
+__device__ inline T neg_infinity() {
+  return static_cast<T>(-INFINITY);
+}
+
+// The offsets in each operand of element e (row-major over g.size).
+template <size_t N>
+__device__ inline void offsets_of(const Geometry<N>& g, int64_t e, int64_t (&off)[N]) {
+  for (size_t k = 0; k < N; ++k) off[k] = 0;
+  for (int d = g.rank - 1; d >= 0; --d) {
+    const int64_t n = g.size[d];
+    const int64_t i = e % n;
+    e /= n;
+    for (size_t k = 0; k < N; ++k) off[k] += i * g.stride[k][d];
+  }
+}
+
+// for (e = this thread's first; e < n; e += all threads)
+#define HG_GRID_LOOP(e, n)                                                               \
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); \
+       e += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+template <typename T>
+struct MaxOp {
+  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+template <typename T>
+struct SumOp {
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+// Reduces v over the block with op; every thread gets the result. blockDim.x: a multiple of 32,
+// at most 1024. scratch: 32 slots. Every thread of the block must call it (it synchronises).
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T identity, T* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  const int warps = static_cast<int>(blockDim.x) >> 5;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : identity;  // every warp finishes the reduction itself
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();  // scratch is reused by the next reduction
+  return v;
+}
+
+}  // namespace hg::cuda

@@ -1,0 +1,89 @@
+// cuda/device_ops.h — the host side of the device ops in engine/backend.h, and what their files
+// (cuda/elementwise.cpp, cuda/rows.cpp, cuda/gemm.cpp) share: argument checks, the strided
+// geometry a kernel walks, contiguous copies, and the status buffer of index-checking kernels.
+// Host C++ (C++20, engine headers); the kernels are behind cuda/kernels.h.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "cuda/kernels.h"
+#include "engine/backend.h"
+#include "engine/error.h"
+#include "engine/strided.h"
+#include "engine/tensor.h"
+
+namespace hg::cuda {
+
+// ---------------------------------------------------------------- shared helpers
+
+Elem elem(DType t);
+// t is defined and on the GPU; otherwise an Error naming op and `what` ("input", "mask", ...).
+void require_device(std::string_view op, const Tensor& t, const char* what);
+// ... and float32 or float64.
+void require_float(std::string_view op, const Tensor& t, const char* what);
+void require_same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
+// The broadcast of two shapes, or an Error naming op and both.
+Shape broadcast_shape(std::string_view op, const Shape& a, const Shape& b);
+// Strides that read x as shape `to` (0 on broadcast dimensions), or an Error.
+Shape broadcast_strides(std::string_view op, const Tensor& x, const Shape& to);
+// x when it is contiguous, else a contiguous device copy (not recorded).
+Tensor dense(const Tensor& x);
+
+// The index space `shape` with each operand's strides, adjacent dimensions merged.
+template <size_t N>
+Geometry<N> geometry(std::string_view op, const Shape& shape, const std::array<const Shape*, N>& strides) {
+  const StridedWalk<N> w = merge_dims<N>(shape, strides);
+  if (w.shape.size() > static_cast<size_t>(kMaxDims))
+    fail(op,
+         "shape {} keeps {} dimensions after merging the contiguous ones; the CUDA kernels index at most {} "
+         "(make the operands contiguous first)",
+         shape_str(shape), w.shape.size(), kMaxDims);
+  Geometry<N> g;
+  g.rank = static_cast<int>(w.shape.size());
+  g.numel = shape_numel(shape);
+  for (size_t d = 0; d < w.shape.size(); ++d) {
+    g.size[d] = w.shape[d];
+    for (size_t k = 0; k < N; ++k) g.stride[k][d] = w.strides[k][d];
+  }
+  return g;
+}
+
+// The status buffer (kStatusSlots,) i64 of cuda/kernels.h on the device, set to "no error".
+Tensor new_status();
+// Waits for the kernels before it and reads the status back.
+std::array<int64_t, kStatusSlots> read_status(const Tensor& status);
+long long* status_ptr(const Tensor& status);
+constexpr int64_t kNoError = INT64_MAX;
+// Element `flat` of a contiguous i64 device tensor (for error messages).
+int64_t read_i64_at(const Tensor& t, int64_t flat);
+
+// ---------------------------------------------------------------- the entries (engine/backend.h)
+
+void copy(const Tensor& dst, const Tensor& src);
+void fill(const Tensor& dst, double value);
+void axpy(const Tensor& dst, const Tensor& src, double alpha);
+void scale(const Tensor& dst, double factor);
+Tensor unary(UnaryOp op, const Tensor& x, double scalar);
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+void attention_scale_mask(const Tensor& S, double scale, bool causal, const Tensor& mask);
+
+Tensor sum_rows(const Tensor& x, int64_t nreduced);
+Tensor max_rows(const Tensor& x, Tensor* argmax, Tensor* onehot);
+Tensor softmax_rows(const Tensor& s);
+Tensor log_softmax_rows(const Tensor& s);
+Tensor softmax_backward_rows(const Tensor& P, const Tensor& dP, Tensor* D);
+Tensor log_softmax_backward_rows(const Tensor& y, const Tensor& g);
+Tensor softmax_jacobian_rows(const Tensor& p);
+Tensor softmax_jacobian_backward_rows(const Tensor& p, const Tensor& G);
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+Tensor embedding_backward(const Tensor& g, const Tensor& indices, int64_t V);
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Tensor* lse, int64_t* n_kept);
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, int64_t ignore_index,
+                              double scale);
+
+Tensor gemm(const Tensor& a, const Tensor& b, double alpha);
+
+}  // namespace hg::cuda

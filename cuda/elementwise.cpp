@@ -1,0 +1,244 @@
+// cuda/elementwise.cpp — the host side of the elementwise device ops (kernels: cuda/elementwise.cu)
+// and the helpers every device op shares (cuda/device_ops.h): checks, broadcasting, geometry,
+// contiguous copies, the status buffer.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "cuda/device_ops.h"
+#include "cuda/runtime.h"
+
+namespace hg::cuda {
+
+// The kernels' codes follow engine/backend.h's enums.
+static_assert(static_cast<int>(UnaryOp::neg) == kNeg && static_cast<int>(UnaryOp::exp) == kExp &&
+              static_cast<int>(UnaryOp::log) == kLog && static_cast<int>(UnaryOp::sqrt) == kSqrt &&
+              static_cast<int>(UnaryOp::relu) == kRelu && static_cast<int>(UnaryOp::tanh) == kTanh &&
+              static_cast<int>(UnaryOp::gelu) == kGelu && static_cast<int>(UnaryOp::pow) == kPow &&
+              static_cast<int>(UnaryOp::add_scalar) == kAddScalar &&
+              static_cast<int>(UnaryOp::mul_scalar) == kMulScalar &&
+              static_cast<int>(UnaryOp::rsub_scalar) == kRsubScalar &&
+              static_cast<int>(UnaryOp::rdiv_scalar) == kRdivScalar && kRdivScalar + 1 == kUnaryCount);
+static_assert(static_cast<int>(BinaryOp::add) == kAdd && static_cast<int>(BinaryOp::sub) == kSub &&
+              static_cast<int>(BinaryOp::mul) == kMul && static_cast<int>(BinaryOp::div) == kDiv &&
+              static_cast<int>(BinaryOp::relu_backward) == kReluBackward &&
+              static_cast<int>(BinaryOp::tanh_backward) == kTanhBackward &&
+              static_cast<int>(BinaryOp::gelu_backward) == kGeluBackward && kGeluBackward + 1 == kBinaryCount);
+
+// ---------------------------------------------------------------- shared helpers
+
+Elem elem(DType t) {
+  switch (t) {
+    case DType::f32: return Elem::f32;
+    case DType::f64: return Elem::f64;
+    case DType::i64: return Elem::i64;
+    case DType::b8: return Elem::b8;
+  }
+  throw Error("cuda: unknown dtype");
+}
+
+void require_device(std::string_view op, const Tensor& t, const char* what) {
+  if (!t.defined()) fail(op, "the {} is an undefined tensor", what);
+  if (t.device() != Device::cuda)
+    fail(op, "the {} {} is on {}; this CUDA kernel needs it on cuda (move it with .to(Device::cuda))", what,
+         t.describe(), device_name(t.device()));
+}
+
+void require_float(std::string_view op, const Tensor& t, const char* what) {
+  require_device(op, t, what);
+  if (!is_floating(t.dtype()))
+    fail(op, "the {} {} has dtype {}; this op needs float32 or float64 (convert with .to(DType::f32))", what,
+         t.describe(), dtype_name(t.dtype()));
+}
+
+void require_same_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype())
+    fail(op, "dtype mismatch: {} vs {}; convert one with .to(DType::{})", a.describe(), b.describe(),
+         a.dtype() == DType::f64 ? "f64" : "f32");
+}
+
+Shape broadcast_shape(std::string_view op, const Shape& a, const Shape& b) {
+  const size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail(op, "shapes {} and {} cannot be broadcast: dimension {} is {} vs {} (sizes must match or be 1)",
+           shape_str(a), shape_str(b), i, da, db);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Shape broadcast_strides(std::string_view op, const Tensor& x, const Shape& to) {
+  const Shape& s = x.shape();
+  if (s.size() > to.size()) fail(op, "cannot broadcast {} to shape {}", x.describe(), shape_str(to));
+  Shape st(to.size(), 0);
+  const size_t lead = to.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == to[lead + i])
+      st[lead + i] = x.strides()[i];
+    else if (s[i] != 1)
+      fail(op, "cannot broadcast {} to shape {}", x.describe(), shape_str(to));
+  }
+  return st;
+}
+
+Tensor dense(const Tensor& x) {
+  if (x.is_contiguous()) return x;
+  Tensor out = empty(x.shape(), x.dtype(), Device::cuda);
+  cuda::copy(out, x);
+  return out;
+}
+
+Tensor new_status() {
+  const std::array<int64_t, kStatusSlots> init = {kNoError, kNoError, 0};
+  Tensor s = empty({kStatusSlots}, DType::i64, Device::cuda);
+  HG_CUDA_CHECK(cudaMemcpyAsync(s.raw_data(), init.data(), sizeof init, cudaMemcpyHostToDevice, stream()));
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));  // `init` lives on this stack frame
+  return s;
+}
+
+std::array<int64_t, kStatusSlots> read_status(const Tensor& status) {
+  std::array<int64_t, kStatusSlots> out{};
+  HG_CUDA_CHECK(cudaMemcpyAsync(out.data(), status.raw_data(), sizeof out, cudaMemcpyDeviceToHost, stream()));
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  return out;
+}
+
+long long* status_ptr(const Tensor& status) {
+  static_assert(sizeof(long long) == sizeof(int64_t));
+  return static_cast<long long*>(status.raw_data());
+}
+
+int64_t read_i64_at(const Tensor& t, int64_t flat) {
+  int64_t v = 0;
+  HG_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const int64_t*>(t.raw_data()) + flat, sizeof v, cudaMemcpyDeviceToHost,
+                                stream()));
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  return v;
+}
+
+// ---------------------------------------------------------------- copy, fill, axpy, scale
+
+void copy(const Tensor& dst, const Tensor& src) {
+  constexpr std::string_view op = "copy (cuda)";
+  require_device(op, dst, "destination");
+  require_device(op, src, "source");
+  const Shape ss = broadcast_strides(op, src, dst.shape());
+  const Geometry<2> g = geometry<2>(op, dst.shape(), {&dst.strides(), &ss});
+  HG_CUDA_CHECK(launch_copy(elem(dst.dtype()), dst.raw_data(), elem(src.dtype()), src.raw_data(), g, stream()));
+}
+
+void fill(const Tensor& dst, double value) {
+  constexpr std::string_view op = "fill (cuda)";
+  require_device(op, dst, "destination");
+  const Geometry<1> g = geometry<1>(op, dst.shape(), {&dst.strides()});
+  HG_CUDA_CHECK(launch_fill(elem(dst.dtype()), dst.raw_data(), value, g, stream()));
+}
+
+void axpy(const Tensor& dst, const Tensor& src, double alpha) {
+  constexpr std::string_view op = "axpy (cuda)";
+  require_float(op, dst, "destination");
+  require_float(op, src, "source");
+  require_same_dtype(op, dst, src);
+  const Shape ss = broadcast_strides(op, src, dst.shape());
+  const Geometry<2> g = geometry<2>(op, dst.shape(), {&dst.strides(), &ss});
+  HG_CUDA_CHECK(launch_axpy(elem(dst.dtype()), dst.raw_data(), src.raw_data(), alpha, g, stream()));
+}
+
+void scale(const Tensor& dst, double factor) {
+  constexpr std::string_view op = "scale (cuda)";
+  require_float(op, dst, "destination");
+  const Geometry<1> g = geometry<1>(op, dst.shape(), {&dst.strides()});
+  HG_CUDA_CHECK(launch_scale(elem(dst.dtype()), dst.raw_data(), factor, g, stream()));
+}
+
+// ---------------------------------------------------------------- unary, binary
+
+Tensor unary(UnaryOp kind, const Tensor& x, double scalar) {
+  const std::string op = fmt::format("{} (cuda)", unary_op_name(kind));
+  require_float(op, x, "input");
+  Tensor out = empty(x.shape(), x.dtype(), Device::cuda);
+  const Geometry<2> g = geometry<2>(op, x.shape(), {&out.strides(), &x.strides()});
+  HG_CUDA_CHECK(
+      launch_unary(static_cast<int>(kind), elem(x.dtype()), out.raw_data(), x.raw_data(), scalar, g, stream()));
+  return out;
+}
+
+Tensor binary(BinaryOp kind, const Tensor& a, const Tensor& b) {
+  const std::string op = fmt::format("{} (cuda)", binary_op_name(kind));
+  require_float(op, a, "first operand");
+  require_float(op, b, "second operand");
+  require_same_dtype(op, a, b);
+  const Shape shape = broadcast_shape(op, a.shape(), b.shape());
+  const Shape sa = broadcast_strides(op, a, shape), sb = broadcast_strides(op, b, shape);
+  Tensor out = empty(shape, a.dtype(), Device::cuda);
+  const Geometry<3> g = geometry<3>(op, shape, {&out.strides(), &sa, &sb});
+  HG_CUDA_CHECK(
+      launch_binary(static_cast<int>(kind), elem(a.dtype()), out.raw_data(), a.raw_data(), b.raw_data(), g, stream()));
+  return out;
+}
+
+// ---------------------------------------------------------------- masked_fill, where
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  constexpr std::string_view op = "masked_fill (cuda)";
+  require_float(op, x, "input x");
+  require_device(op, mask, "mask");
+  if (mask.dtype() != DType::b8) fail(op, "the mask {} must be b8 (boolean)", mask.describe());
+  const Shape sm = broadcast_strides(op, mask, x.shape());
+  Tensor out = empty(x.shape(), x.dtype(), Device::cuda);
+  const Geometry<3> g = geometry<3>(op, x.shape(), {&out.strides(), &x.strides(), &sm});
+  HG_CUDA_CHECK(launch_masked_fill(elem(x.dtype()), out.raw_data(), x.raw_data(),
+                                   static_cast<const uint8_t*>(mask.raw_data()), value, g, stream()));
+  return out;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  constexpr std::string_view op = "where (cuda)";
+  require_device(op, cond, "condition");
+  if (cond.dtype() != DType::b8) fail(op, "the condition {} must be b8 (boolean)", cond.describe());
+  require_float(op, a, "input a");
+  require_float(op, b, "input b");
+  require_same_dtype(op, a, b);
+  const Shape shape = broadcast_shape(op, cond.shape(), broadcast_shape(op, a.shape(), b.shape()));
+  const Shape sc = broadcast_strides(op, cond, shape), sa = broadcast_strides(op, a, shape),
+              sb = broadcast_strides(op, b, shape);
+  Tensor out = empty(shape, a.dtype(), Device::cuda);
+  const Geometry<4> g = geometry<4>(op, shape, {&out.strides(), &sc, &sa, &sb});
+  HG_CUDA_CHECK(launch_where(elem(a.dtype()), out.raw_data(), static_cast<const uint8_t*>(cond.raw_data()),
+                             a.raw_data(), b.raw_data(), g, stream()));
+  return out;
+}
+
+// ---------------------------------------------------------------- attention scores
+
+void attention_scale_mask(const Tensor& S, double scale_by, bool causal, const Tensor& mask) {
+  constexpr std::string_view op = "attention_scale_mask (cuda)";
+  require_float(op, S, "scores S");
+  if (S.dim() < 2) fail(op, "the scores {} need two dimensions (..., Tq, Tk)", S.describe());
+  if (!S.is_contiguous())
+    fail(op, "the scores {} must be contiguous (the gemm's output); written in place", S.describe());
+  int kind = kMaskNone;
+  Shape sm(S.shape().size(), 0);
+  const void* m = nullptr;
+  if (mask.defined()) {
+    require_device(op, mask, "mask");
+    if (mask.dtype() == DType::b8)
+      kind = kMaskBool;
+    else if (mask.dtype() == S.dtype())
+      kind = kMaskAdditive;
+    else
+      fail(op, "the mask {} must be b8 (true = may attend) or additive with the scores' dtype {}", mask.describe(),
+           dtype_name(S.dtype()));
+    sm = broadcast_strides(op, mask, S.shape());
+    m = mask.raw_data();
+  }
+  const Geometry<1> g = geometry<1>(op, S.shape(), {&sm});
+  HG_CUDA_CHECK(
+      launch_scale_mask(elem(S.dtype()), S.raw_data(), S.size(-2), S.size(-1), scale_by, causal, kind, m, g, stream()));
+}
+
+}  // namespace hg::cuda

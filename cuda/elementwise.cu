@@ -1,0 +1,319 @@
+// cuda/elementwise.cu — the elementwise kernels: one thread per element of the index space, any
+// strides (a broadcast operand has stride 0), in a grid-stride loop.
+//
+// Each formula is the CPU's (ops/elementwise.cpp, ops/indexing.cpp, engine/tensor.cpp), rounded
+// the same way where that is cheap: a scalar op computes in double as the CPU's `x + s` does
+// (s is a double there), gelu and its backward compute in double, and the products that the CPU
+// rounds before a subtraction are kept out of nvcc's fused multiply-adds (mul_rn).
+#include <cfloat>
+
+#include "cuda/device_common.cuh"
+#include "cuda/kernels.h"
+
+namespace hg::cuda {
+namespace {
+
+// ---------------------------------------------------------------- copy, fill, axpy, scale
+
+template <typename D, typename S>
+__global__ void copy_kernel(D* dst, const S* src, Geometry<2> g) {
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[2];
+    offsets_of(g, e, off);
+    dst[off[0]] = static_cast<D>(src[off[1]]);
+  }
+}
+
+template <typename D, typename S>
+cudaError_t copy_as(void* dst, const void* src, const Geometry<2>& g, cudaStream_t s) {
+  copy_kernel<D, S><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<D*>(dst), static_cast<const S*>(src), g);
+  return cudaGetLastError();
+}
+
+template <typename D>
+cudaError_t copy_to(Elem src_t, void* dst, const void* src, const Geometry<2>& g, cudaStream_t s) {
+  switch (src_t) {
+    case Elem::f32: return copy_as<D, float>(dst, src, g, s);
+    case Elem::f64: return copy_as<D, double>(dst, src, g, s);
+    case Elem::i64: return copy_as<D, int64_t>(dst, src, g, s);
+    case Elem::b8: return copy_as<D, uint8_t>(dst, src, g, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <typename T>
+__global__ void fill_kernel(T* dst, double value, Geometry<1> g) {
+  const T v = static_cast<T>(value);
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[1];
+    offsets_of(g, e, off);
+    dst[off[0]] = v;
+  }
+}
+
+template <typename T>
+cudaError_t fill_as(void* dst, double value, const Geometry<1>& g, cudaStream_t s) {
+  fill_kernel<T><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<T*>(dst), value, g);
+  return cudaGetLastError();
+}
+
+// dst += a · src, a in T (Tensor::add_)
+template <typename T>
+__global__ void axpy_kernel(T* dst, const T* src, T a, Geometry<2> g) {
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[2];
+    offsets_of(g, e, off);
+    dst[off[0]] = dst[off[0]] + mul_rn(a, src[off[1]]);
+  }
+}
+
+template <typename T>
+__global__ void scale_kernel(T* dst, T f, Geometry<1> g) {
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[1];
+    offsets_of(g, e, off);
+    dst[off[0]] = dst[off[0]] * f;
+  }
+}
+
+// ---------------------------------------------------------------- unary, binary
+
+constexpr double kSqrt2 = 1.41421356237309504880;  // std::numbers::sqrt2
+constexpr double kPi = 3.14159265358979323846;     // std::numbers::pi
+
+template <typename T>
+__device__ T unary_value(int code, T v, double s) {
+  switch (code) {
+    case kNeg: return -v;
+    case kExp: return dexp(v);
+    case kLog: return dlog(v);
+    case kSqrt: return dsqrt(v);
+    case kRelu: return v > T(0) ? v : T(0);
+    case kTanh: return dtanh(v);
+    case kGelu: {  // x Φ(x), Φ(x) = (1 + erf(x / √2)) / 2, in double
+      const double x = static_cast<double>(v);
+      return static_cast<T>(x * 0.5 * (1 + erf(x * kSqrt2 / 2)));
+    }
+    case kPow: return dpow(v, static_cast<T>(s));
+    case kAddScalar: return static_cast<T>(static_cast<double>(v) + s);
+    case kMulScalar: return static_cast<T>(static_cast<double>(v) * s);
+    case kRsubScalar: return static_cast<T>(s - static_cast<double>(v));
+    case kRdivScalar: return static_cast<T>(s / static_cast<double>(v));
+    default: return static_cast<T>(NAN);  // unreachable: the host checks the code
+  }
+}
+
+template <typename T>
+__device__ T binary_value(int code, T a, T b) {
+  switch (code) {
+    case kAdd: return a + b;
+    case kSub: return a - b;
+    case kMul: return a * b;
+    case kDiv: return a / b;
+    case kReluBackward: return b > T(0) ? a : T(0);        // (g, x): g · [x > 0]
+    case kTanhBackward: return a * (T(1) - mul_rn(b, b));  // (g, y): g (1 − y²)
+    case kGeluBackward: {                                  // (g, x): g (Φ(x) + x φ(x)), in double
+      const double x = static_cast<double>(b);
+      const double cdf = 0.5 * (1 + erf(x * kSqrt2 / 2));
+      const double pdf = exp(-0.5 * x * x) / sqrt(2 * kPi);
+      return a * static_cast<T>(cdf + x * pdf);
+    }
+    default: return static_cast<T>(NAN);
+  }
+}
+
+template <typename T>
+__global__ void unary_kernel(int code, T* out, const T* x, double scalar, Geometry<2> g) {
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[2];
+    offsets_of(g, e, off);
+    out[off[0]] = unary_value<T>(code, x[off[1]], scalar);
+  }
+}
+
+template <typename T>
+__global__ void binary_kernel(int code, T* out, const T* a, const T* b, Geometry<3> g) {
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[3];
+    offsets_of(g, e, off);
+    out[off[0]] = binary_value<T>(code, a[off[1]], b[off[2]]);
+  }
+}
+
+// ---------------------------------------------------------------- masked_fill, where
+
+template <typename T>
+__global__ void masked_fill_kernel(T* out, const T* x, const uint8_t* mask, double value, Geometry<3> g) {
+  const T fill = static_cast<T>(value);  // −inf stays −inf
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[3];
+    offsets_of(g, e, off);
+    out[off[0]] = mask[off[2]] ? fill : x[off[1]];
+  }
+}
+
+template <typename T>
+__global__ void where_kernel(T* out, const uint8_t* cond, const T* a, const T* b, Geometry<4> g) {
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[4];
+    offsets_of(g, e, off);
+    out[off[0]] = cond[off[1]] ? a[off[2]] : b[off[3]];
+  }
+}
+
+// ---------------------------------------------------------------- attention scores
+// S_ij ← S_ij · scale (+ additive mask), −inf where key j is hidden from query i: by the causal
+// rule (j > i), a false boolean entry, or an additive entry that is −inf or ≤ lowest/2 (ops/attention.cpp).
+
+__device__ inline float hidden_at(float) { return -FLT_MAX / 2; }
+__device__ inline double hidden_at(double) { return -DBL_MAX / 2; }
+
+template <typename T>
+__global__ void scale_mask_kernel(T* S, int64_t Tq, int64_t Tk, T scale, bool causal, int kind, const void* mask,
+                                  Geometry<1> g) {
+  const T limit = hidden_at(T(0));
+  HG_GRID_LOOP(e, g.numel) {
+    const int64_t j = e % Tk, i = (e / Tk) % Tq;  // S is contiguous (batch..., Tq, Tk)
+    T s = mul_rn(S[e], scale);
+    bool hidden = causal && j > i;
+    if (kind != kMaskNone) {
+      int64_t off[1];
+      offsets_of(g, e, off);
+      if (kind == kMaskBool) {
+        hidden = hidden || !static_cast<const uint8_t*>(mask)[off[0]];
+      } else {
+        const T a = static_cast<const T*>(mask)[off[0]];
+        if (a <= limit)
+          hidden = true;  // also true for −inf
+        else
+          s += a;
+      }
+    }
+    S[e] = hidden ? neg_infinity<T>() : s;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- launchers
+
+cudaError_t launch_copy(Elem dst_t, void* dst, Elem src_t, const void* src, const Geometry<2>& g, cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  switch (dst_t) {
+    case Elem::f32: return copy_to<float>(src_t, dst, src, g, s);
+    case Elem::f64: return copy_to<double>(src_t, dst, src, g, s);
+    case Elem::i64: return copy_to<int64_t>(src_t, dst, src, g, s);
+    case Elem::b8: return copy_to<uint8_t>(src_t, dst, src, g, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t launch_fill(Elem t, void* dst, double value, const Geometry<1>& g, cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  switch (t) {
+    case Elem::f32: return fill_as<float>(dst, value, g, s);
+    case Elem::f64: return fill_as<double>(dst, value, g, s);
+    case Elem::i64: return fill_as<int64_t>(dst, value, g, s);
+    case Elem::b8: return fill_as<uint8_t>(dst, value, g, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t launch_axpy(Elem t, void* dst, const void* src, double alpha, const Geometry<2>& g, cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    axpy_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(dst), static_cast<const float*>(src),
+                                                              static_cast<float>(alpha), g);
+  else if (t == Elem::f64)
+    axpy_kernel<double>
+        <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(dst), static_cast<const double*>(src), alpha, g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_scale(Elem t, void* dst, double factor, const Geometry<1>& g, cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    scale_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(dst), static_cast<float>(factor), g);
+  else if (t == Elem::f64)
+    scale_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(dst), factor, g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_unary(int code, Elem t, void* out, const void* x, double scalar, const Geometry<2>& g,
+                         cudaStream_t s) {
+  if (code < 0 || code >= kUnaryCount) return cudaErrorInvalidValue;
+  if (g.numel <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    unary_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(code, static_cast<float*>(out),
+                                                               static_cast<const float*>(x), scalar, g);
+  else if (t == Elem::f64)
+    unary_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(code, static_cast<double*>(out),
+                                                                static_cast<const double*>(x), scalar, g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_binary(int code, Elem t, void* out, const void* a, const void* b, const Geometry<3>& g,
+                          cudaStream_t s) {
+  if (code < 0 || code >= kBinaryCount) return cudaErrorInvalidValue;
+  if (g.numel <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    binary_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(
+        code, static_cast<float*>(out), static_cast<const float*>(a), static_cast<const float*>(b), g);
+  else if (t == Elem::f64)
+    binary_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(
+        code, static_cast<double*>(out), static_cast<const double*>(a), static_cast<const double*>(b), g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_masked_fill(Elem t, void* out, const void* x, const uint8_t* mask, double value,
+                               const Geometry<3>& g, cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    masked_fill_kernel<float>
+        <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(out), static_cast<const float*>(x), mask, value, g);
+  else if (t == Elem::f64)
+    masked_fill_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(out),
+                                                                      static_cast<const double*>(x), mask, value, g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_where(Elem t, void* out, const uint8_t* cond, const void* a, const void* b, const Geometry<4>& g,
+                         cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    where_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(
+        static_cast<float*>(out), cond, static_cast<const float*>(a), static_cast<const float*>(b), g);
+  else if (t == Elem::f64)
+    where_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(
+        static_cast<double*>(out), cond, static_cast<const double*>(a), static_cast<const double*>(b), g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_scale_mask(Elem t, void* S, int64_t Tq, int64_t Tk, double scale, bool causal, int mask_kind,
+                              const void* mask, const Geometry<1>& g, cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  if (Tq <= 0 || Tk <= 0 || mask_kind < kMaskNone || mask_kind > kMaskAdditive) return cudaErrorInvalidValue;
+  if (t == Elem::f32)
+    scale_mask_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(
+        static_cast<float*>(S), Tq, Tk, static_cast<float>(scale), causal, mask_kind, mask, g);
+  else if (t == Elem::f64)
+    scale_mask_kernel<double>
+        <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(S), Tq, Tk, scale, causal, mask_kind, mask, g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+}  // namespace hg::cuda

@@ -1,0 +1,130 @@
+// cuda/kernels.h — the launchers of the kernels in cuda/*.cu, as the host side (cuda/*.cpp) calls them.
+//
+// Kept free of engine headers so nvcc compiles only kernel files (C++17): element types are named
+// by Elem, op kinds by plain codes that cuda/device_ops.cpp maps from the enums of engine/backend.h
+// (static_asserts there keep the two lists in step). Buffers are device pointers already offset
+// to element 0. Each launcher enqueues on `s` and returns cudaGetLastError() for the caller to
+// check with HG_CUDA_CHECK; a launcher given no elements launches nothing and returns success.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hg::cuda {
+
+enum class Elem : int { f32, f64, i64, b8 };  // b8 is stored as uint8_t
+
+// ---------------------------------------------------------------- strided index spaces
+//
+// One index space (the output's shape, adjacent dimensions already merged where every operand
+// allows it) and each operand's strides in elements (0 on a broadcast dimension). Element e of
+// the space, in row-major order, is at Σ_d idx_d(e) · stride[k][d] in operand k.
+constexpr int kMaxDims = 8;
+
+template <size_t N>
+struct Geometry {
+  int rank = 0;       // 1 ≤ rank ≤ kMaxDims
+  int64_t numel = 0;  // Π size
+  int64_t size[kMaxDims] = {};
+  int64_t stride[N][kMaxDims] = {};
+};
+
+// ---------------------------------------------------------------- elementwise (elementwise.cu)
+
+// Kinds, in the order of hg::UnaryOp / hg::BinaryOp (engine/backend.h).
+enum UnaryCode : int {
+  kNeg,
+  kExp,
+  kLog,
+  kSqrt,
+  kRelu,
+  kTanh,
+  kGelu,
+  kPow,
+  kAddScalar,
+  kMulScalar,
+  kRsubScalar,
+  kRdivScalar,
+  kUnaryCount
+};
+enum BinaryCode : int { kAdd, kSub, kMul, kDiv, kReluBackward, kTanhBackward, kGeluBackward, kBinaryCount };
+
+// operands: 0 dst, 1 src (any dtype pair; static_cast, as the CPU's copy_)
+cudaError_t launch_copy(Elem dst_t, void* dst, Elem src_t, const void* src, const Geometry<2>& g, cudaStream_t s);
+// operands: 0 dst
+cudaError_t launch_fill(Elem t, void* dst, double value, const Geometry<1>& g, cudaStream_t s);
+// dst += alpha * src; operands: 0 dst, 1 src (float types)
+cudaError_t launch_axpy(Elem t, void* dst, const void* src, double alpha, const Geometry<2>& g, cudaStream_t s);
+// dst *= factor; operands: 0 dst
+cudaError_t launch_scale(Elem t, void* dst, double factor, const Geometry<1>& g, cudaStream_t s);
+// out = f(x); operands: 0 out, 1 x
+cudaError_t launch_unary(int code, Elem t, void* out, const void* x, double scalar, const Geometry<2>& g,
+                         cudaStream_t s);
+// out = f(a, b); operands: 0 out, 1 a, 2 b
+cudaError_t launch_binary(int code, Elem t, void* out, const void* a, const void* b, const Geometry<3>& g,
+                          cudaStream_t s);
+// out = mask ? value : x; operands: 0 out, 1 x, 2 mask (uint8)
+cudaError_t launch_masked_fill(Elem t, void* out, const void* x, const uint8_t* mask, double value,
+                               const Geometry<3>& g, cudaStream_t s);
+// out = cond ? a : b; operands: 0 out, 1 cond (uint8), 2 a, 3 b
+cudaError_t launch_where(Elem t, void* out, const uint8_t* cond, const void* a, const void* b, const Geometry<4>& g,
+                         cudaStream_t s);
+
+// Attention scores in place. S is contiguous (batch..., Tq, Tk); g spans S's shape with one
+// operand, the mask's strides. mask_kind: 0 none, 1 boolean (uint8, true = may attend),
+// 2 additive (S's type; −inf or ≤ lowest/2 counts as masked).
+enum MaskKind : int { kMaskNone, kMaskBool, kMaskAdditive };
+cudaError_t launch_scale_mask(Elem t, void* S, int64_t Tq, int64_t Tk, double scale, bool causal, int mask_kind,
+                              const void* mask, const Geometry<1>& g, cudaStream_t s);
+
+// ---------------------------------------------------------------- rows (softmax.cu), contiguous (rows, n)
+
+cudaError_t launch_log_softmax_rows(Elem t, const void* x, void* y, int64_t rows, int64_t n, cudaStream_t s);
+// ds = p ∘ (dp − D), D = rowsum(p ∘ dp) written to D (rows,) when D is not null
+cudaError_t launch_softmax_backward_rows(Elem t, const void* p, const void* dp, void* ds, void* D, int64_t rows,
+                                         int64_t n, cudaStream_t s);
+// ds = g − exp(y) rowsum(g); 0 on a row of −inf
+cudaError_t launch_log_softmax_backward_rows(Elem t, const void* y, const void* g, void* ds, int64_t rows, int64_t n,
+                                             cudaStream_t s);
+// J (rows, n, n) = diag(p) − p pᵀ per row
+cudaError_t launch_jacobian_rows(Elem t, const void* p, void* J, int64_t rows, int64_t n, cudaStream_t s);
+// dp_k = G_kk − Σ_j (G_kj + G_jk) p_j per row; G (rows, n, n)
+cudaError_t launch_jacobian_backward_rows(Elem t, const void* p, const void* G, void* dp, int64_t rows, int64_t n,
+                                          cudaStream_t s);
+
+// ---------------------------------------------------------------- rows (rows.cu)
+
+// out[r] = Σ_j x[r, j]
+cudaError_t launch_sum_rows(Elem t, const void* x, void* out, int64_t rows, int64_t cols, cudaStream_t s);
+// values[r] = max_j x[r, j] at its first position j*; argmax[r] = j* and onehot[r, :] = e_{j*}
+// when those are not null. cols ≥ 1.
+cudaError_t launch_max_rows(Elem t, const void* x, void* values, int64_t* argmax, void* onehot, int64_t rows,
+                            int64_t cols, cudaStream_t s);
+
+// status: three device int64 (long long) the host initialises and reads back after the kernels:
+//   [0] the first position holding an out-of-range index/target (INT64_MAX if none),
+//   [1] the first row whose loss is NaN (INT64_MAX if none),
+//   [2] (cross-entropy) the number of kept rows.
+enum StatusSlot : int { kBadIndex, kNanRow, kKept, kStatusSlots };
+
+// Per row r of x (N, C): lse[r] = logsumexp(x_r), loss[r] = lse[r] − x[r, t_r] (double) for a
+// kept row (t_r != ignore), 0 and 0 for an ignored one. Arithmetic in double, as the CPU op.
+cudaError_t launch_cross_entropy_rows(Elem t, const void* x, const int64_t* targets, int64_t N, int64_t C,
+                                      int64_t ignore_index, void* lse, double* loss, long long* status, cudaStream_t s);
+// out (0-d) = Σ_{kept} loss[r] / n_kept (0 when none kept); status[kKept] = n_kept. One block.
+cudaError_t launch_cross_entropy_mean(Elem t, const double* loss, const int64_t* targets, int64_t N,
+                                      int64_t ignore_index, void* out, long long* status, cudaStream_t s);
+// dx[r, c] = scale (exp(x[r, c] − lse[r]) − [c = t_r]) on kept rows, 0 on ignored rows.
+cudaError_t launch_cross_entropy_backward(Elem t, const void* x, const int64_t* targets, const void* lse, int64_t N,
+                                          int64_t C, int64_t ignore_index, double scale, void* dx, long long* status,
+                                          cudaStream_t s);
+
+// out[p, j] = w[idx[p] · sv + j · sd]; out (P, d) contiguous, idx (P,) contiguous
+cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int64_t V, int64_t d, const int64_t* idx,
+                             int64_t P, void* out, long long* status, cudaStream_t s);
+// dw[idx[p], j] += g[p, j] (atomicAdd); dw (V, d) zeroed by the caller, g (P, d) contiguous
+cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx, int64_t P, int64_t V, int64_t d,
+                                      void* dw, long long* status, cudaStream_t s);
+
+}  // namespace hg::cuda

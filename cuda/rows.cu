@@ -1,0 +1,293 @@
+// cuda/rows.cu — reductions along rows, cross-entropy, and the embedding gather / scatter-add.
+//
+// Reductions and cross-entropy run one block per row of a contiguous (rows, cols) buffer (the
+// CPU's layout: reduced dimensions moved last, ops/reduce.cpp); the embedding runs one thread
+// per element. Indices are checked on the device: an out-of-range one records its position in
+// status[kBadIndex] (atomicMin keeps the first) and the host turns that into an hg::Error.
+#include "cuda/device_common.cuh"
+#include "cuda/kernels.h"
+
+namespace hg::cuda {
+namespace {
+
+// ---------------------------------------------------------------- sum, max
+// out[r] = Σ_j x[r, j]
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    sum_rows_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
+  __shared__ T scratch[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;  // (cols,)
+    T acc = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) acc += xr[j];
+    acc = block_reduce(acc, SumOp<T>{}, T(0), scratch);
+    if (threadIdx.x == 0) out[r] = acc;
+  }
+}
+
+// (v, j) beats (bv, bj): a larger value, or the same value earlier in the row. NaN never wins;
+// (−inf, cols) is "no candidate yet", which any −inf of the row beats.
+template <typename T>
+__device__ inline bool beats(T v, int64_t j, T bv, int64_t bj) {
+  return v > bv || (v == bv && j < bj);
+}
+
+// values[r] = x[r, j*], j* the first position of the row's maximum (the CPU's strict `>` scan:
+// NaN is skipped, unless it sits at position 0, which the scan then never leaves).
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    max_rows_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ argmax,
+                    T* __restrict__ onehot, int64_t rows, int64_t cols) {
+  __shared__ T best_v[kRowThreads];
+  __shared__ int64_t best_j[kRowThreads];
+  const unsigned tid = threadIdx.x;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;  // (cols,)
+    T bv = neg_infinity<T>();
+    int64_t bj = cols;
+    for (int64_t j = tid; j < cols; j += blockDim.x)
+      if (beats(xr[j], j, bv, bj)) bv = xr[j], bj = j;
+    best_v[tid] = bv;
+    best_j[tid] = bj;
+    __syncthreads();
+    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {  // blockDim.x is a power of two
+      if (tid < h && beats(best_v[tid + h], best_j[tid + h], best_v[tid], best_j[tid])) {
+        best_v[tid] = best_v[tid + h];
+        best_j[tid] = best_j[tid + h];
+      }
+      __syncthreads();
+    }
+    int64_t best = best_j[0];
+    if (best >= cols || xr[0] != xr[0]) best = 0;  // a row of NaN, or NaN first: position 0, as the CPU
+    __syncthreads();                               // every thread has read best_j[0] before the next row writes it
+    if (tid == 0) {
+      values[r] = xr[best];
+      if (argmax) argmax[r] = best;
+    }
+    if (onehot)
+      for (int64_t j = tid; j < cols; j += blockDim.x) onehot[r * cols + j] = j == best ? T(1) : T(0);
+  }
+}
+
+// ---------------------------------------------------------------- cross-entropy
+// For a kept row r: lse_r = m + log Σ_c exp(x_rc − m), loss_r = lse_r − x_r,t_r, in double.
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    cross_entropy_rows_kernel(const T* __restrict__ x, const int64_t* __restrict__ targets, int64_t N, int64_t C,
+                              int64_t ignore_index, T* __restrict__ lse, double* __restrict__ loss, long long* status) {
+  __shared__ double scratch[32];
+  const double neg_inf = -INFINITY;
+  for (int64_t r = blockIdx.x; r < N; r += gridDim.x) {
+    const int64_t t = targets[r];  // the same for the whole block: the branches below are uniform
+    if (t == ignore_index || t < 0 || t >= C) {
+      if (threadIdx.x == 0) {
+        if (t != ignore_index) atomicMin(&status[kBadIndex], static_cast<long long>(r));
+        lse[r] = T(0);
+        loss[r] = 0.0;
+      }
+      continue;
+    }
+    const T* xr = x + r * C;  // (C,) logits
+    double m = neg_inf;
+    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) m = MaxOp<double>{}(m, static_cast<double>(xr[c]));
+    m = block_reduce(m, MaxOp<double>{}, neg_inf, scratch);
+    double z = 0.0;
+    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) z += exp(static_cast<double>(xr[c]) - m);
+    z = block_reduce(z, SumOp<double>{}, 0.0, scratch);
+    if (threadIdx.x == 0) {
+      const double l = m + log(z);
+      const double loss_r = l - static_cast<double>(xr[t]);
+      if (loss_r != loss_r) atomicMin(&status[kNanRow], static_cast<long long>(r));
+      lse[r] = static_cast<T>(l);
+      loss[r] = loss_r;
+    }
+  }
+}
+
+// out = Σ_{kept r} loss_r / n_kept, one block
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    cross_entropy_mean_kernel(const double* __restrict__ loss, const int64_t* __restrict__ targets, int64_t N,
+                              int64_t ignore_index, T* __restrict__ out, long long* status) {
+  __shared__ double scratch[32];
+  __shared__ long long scratch_n[32];
+  double total = 0.0;
+  long long kept = 0;
+  for (int64_t r = threadIdx.x; r < N; r += blockDim.x)
+    if (targets[r] != ignore_index) {
+      total += loss[r];
+      ++kept;
+    }
+  total = block_reduce(total, SumOp<double>{}, 0.0, scratch);
+  kept = block_reduce(kept, SumOp<long long>{}, 0LL, scratch_n);
+  if (threadIdx.x == 0) {
+    out[0] = static_cast<T>(kept > 0 ? total / static_cast<double>(kept) : 0.0);
+    status[kKept] = kept;
+  }
+}
+
+// dx[r, c] = scale (p_rc − [c = t_r]), p_rc = exp(x_rc − lse_r), on kept rows; 0 on ignored rows
+template <typename T>
+__global__ void cross_entropy_backward_kernel(const T* __restrict__ x, const int64_t* __restrict__ targets,
+                                              const T* __restrict__ lse, int64_t N, int64_t C, int64_t ignore_index,
+                                              double scale, T* __restrict__ dx, long long* status) {
+  HG_GRID_LOOP(e, N * C) {
+    const int64_t r = e / C, c = e % C, t = targets[r];
+    if (t == ignore_index || t < 0 || t >= C) {
+      if (t != ignore_index && c == 0) atomicMin(&status[kBadIndex], static_cast<long long>(r));
+      dx[e] = T(0);
+      continue;
+    }
+    const double p = exp(static_cast<double>(x[e]) - static_cast<double>(lse[r]));
+    dx[e] = static_cast<T>(scale * (p - (c == t ? 1.0 : 0.0)));
+  }
+}
+
+// ---------------------------------------------------------------- embedding
+// forward: out[p, j] = w[idx[p], j]. With d = 0 one thread per position still checks the index.
+template <typename T>
+__global__ void embedding_kernel(const T* __restrict__ w, int64_t sv, int64_t sd, int64_t V, int64_t d,
+                                 const int64_t* __restrict__ idx, int64_t P, T* __restrict__ out, long long* status) {
+  const int64_t dd = d > 0 ? d : 1;
+  HG_GRID_LOOP(e, P * dd) {
+    const int64_t p = e / dd, j = e % dd, id = idx[p];
+    if (id < 0 || id >= V) {
+      if (j == 0) atomicMin(&status[kBadIndex], static_cast<long long>(p));
+      if (d > 0) out[e] = T(0);
+      continue;
+    }
+    if (d > 0) out[e] = w[id * sv + j * sd];
+  }
+}
+
+// backward: dw[idx[p], j] += g[p, j] — a row read k times receives the sum of its k gradients.
+__device__ inline void add_to(float* a, float v) { atomicAdd(a, v); }
+__device__ inline void add_to(double* a, double v) { atomicAdd(a, v); }  // sm_60 and later
+
+template <typename T>
+__global__ void embedding_backward_kernel(const T* __restrict__ g, const int64_t* __restrict__ idx, int64_t P,
+                                          int64_t V, int64_t d, T* dw, long long* status) {
+  const int64_t dd = d > 0 ? d : 1;
+  HG_GRID_LOOP(e, P * dd) {
+    const int64_t p = e / dd, j = e % dd, id = idx[p];
+    if (id < 0 || id >= V) {
+      if (j == 0) atomicMin(&status[kBadIndex], static_cast<long long>(p));
+      continue;
+    }
+    if (d > 0) add_to(&dw[id * d + j], g[e]);
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- launchers
+
+// Typed views of the launchers' void pointers.
+template <typename T>
+struct Buf {
+  static const T* in(const void* p) { return static_cast<const T*>(p); }
+  static T* out(void* p) { return static_cast<T*>(p); }
+};
+
+cudaError_t launch_sum_rows(Elem t, const void* x, void* out, int64_t rows, int64_t cols, cudaStream_t s) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    sum_rows_kernel<float>
+        <<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<float>::in(x), Buf<float>::out(out), rows, cols);
+  else if (t == Elem::f64)
+    sum_rows_kernel<double>
+        <<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<double>::in(x), Buf<double>::out(out), rows, cols);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_max_rows(Elem t, const void* x, void* values, int64_t* argmax, void* onehot, int64_t rows,
+                            int64_t cols, cudaStream_t s) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    max_rows_kernel<float><<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<float>::in(x), Buf<float>::out(values),
+                                                                         argmax, Buf<float>::out(onehot), rows, cols);
+  else if (t == Elem::f64)
+    max_rows_kernel<double><<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<double>::in(x), Buf<double>::out(values),
+                                                                          argmax, Buf<double>::out(onehot), rows, cols);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_cross_entropy_rows(Elem t, const void* x, const int64_t* targets, int64_t N, int64_t C,
+                                      int64_t ignore_index, void* lse, double* loss, long long* status,
+                                      cudaStream_t s) {
+  if (N <= 0 || C <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    cross_entropy_rows_kernel<float><<<rows_grid(N), row_threads(C), 0, s>>>(
+        Buf<float>::in(x), targets, N, C, ignore_index, Buf<float>::out(lse), loss, status);
+  else if (t == Elem::f64)
+    cross_entropy_rows_kernel<double><<<rows_grid(N), row_threads(C), 0, s>>>(
+        Buf<double>::in(x), targets, N, C, ignore_index, Buf<double>::out(lse), loss, status);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_cross_entropy_mean(Elem t, const double* loss, const int64_t* targets, int64_t N,
+                                      int64_t ignore_index, void* out, long long* status, cudaStream_t s) {
+  // Launched even for N = 0: it writes the loss 0 and n_kept = 0.
+  if (t == Elem::f32)
+    cross_entropy_mean_kernel<float>
+        <<<1, kRowThreads, 0, s>>>(loss, targets, N, ignore_index, Buf<float>::out(out), status);
+  else if (t == Elem::f64)
+    cross_entropy_mean_kernel<double>
+        <<<1, kRowThreads, 0, s>>>(loss, targets, N, ignore_index, Buf<double>::out(out), status);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_cross_entropy_backward(Elem t, const void* x, const int64_t* targets, const void* lse, int64_t N,
+                                          int64_t C, int64_t ignore_index, double scale, void* dx, long long* status,
+                                          cudaStream_t s) {
+  if (N <= 0 || C <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    cross_entropy_backward_kernel<float><<<grid_for(N * C), kThreads, 0, s>>>(
+        Buf<float>::in(x), targets, Buf<float>::in(lse), N, C, ignore_index, scale, Buf<float>::out(dx), status);
+  else if (t == Elem::f64)
+    cross_entropy_backward_kernel<double><<<grid_for(N * C), kThreads, 0, s>>>(
+        Buf<double>::in(x), targets, Buf<double>::in(lse), N, C, ignore_index, scale, Buf<double>::out(dx), status);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int64_t V, int64_t d, const int64_t* idx,
+                             int64_t P, void* out, long long* status, cudaStream_t s) {
+  if (P <= 0) return cudaSuccess;
+  const unsigned grid = grid_for(P * (d > 0 ? d : 1));
+  if (t == Elem::f32)
+    embedding_kernel<float>
+        <<<grid, kThreads, 0, s>>>(Buf<float>::in(w), sv, sd, V, d, idx, P, Buf<float>::out(out), status);
+  else if (t == Elem::f64)
+    embedding_kernel<double>
+        <<<grid, kThreads, 0, s>>>(Buf<double>::in(w), sv, sd, V, d, idx, P, Buf<double>::out(out), status);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx, int64_t P, int64_t V, int64_t d,
+                                      void* dw, long long* status, cudaStream_t s) {
+  if (P <= 0) return cudaSuccess;
+  const unsigned grid = grid_for(P * (d > 0 ? d : 1));
+  if (t == Elem::f32)
+    embedding_backward_kernel<float>
+        <<<grid, kThreads, 0, s>>>(Buf<float>::in(g), idx, P, V, d, Buf<float>::out(dw), status);
+  else if (t == Elem::f64)
+    embedding_backward_kernel<double>
+        <<<grid, kThreads, 0, s>>>(Buf<double>::in(g), idx, P, V, d, Buf<double>::out(dw), status);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+}  // namespace hg::cuda

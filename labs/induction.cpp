@@ -1,0 +1,39 @@
+// induction — Sections 10.6.2–10.6.3 of "What Attention Computes": an attention-only TinyCharLM
+// trained on repeated random sequences learns an induction circuit (a previous-token head in
+// block 1 composed with a match-and-copy head in block 2) after an abrupt drop in loss, while a
+// one-block control cannot; a fixed-period version is solved by a positional shortcut instead.
+// The computations are in induction_lab.cpp / induction_run.cpp (the labkit); this file parses flags.
+#include <CLI/CLI.hpp>
+
+#include "induction_run.h"
+#include "report.h"
+
+using namespace hg::lab;
+using namespace hg::lab::induction;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Sections 10.6.2-10.6.3 of 'What Attention Computes': the fixed-offset shortcut, 2 blocks vs 1 block "
+               "on repeated random sequences, head scores, accuracy per position, the OV copying check and head "
+               "ablations. Progress goes to stderr, the report to stdout, curves and pictures to --out."};
+  LabOptions o;
+  std::string json;
+  bool no_pictures = false, quiet = false;
+  app.add_option("--steps", o.steps, "training steps of the 2-block and the 1-block model (0: skip the 1-block run)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--shortcut-steps", o.shortcut_steps, "training steps of the shortcut experiment (0: skip it)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", o.seed, "seed of the generator (model initialisation, batches, probes)")->capture_default_str();
+  app.add_option("--batch", o.batch, "training batch size (the text's 128)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--out", o.out, "folder for the CSV curves and PNG pictures")->capture_default_str();
+  app.add_option("--save", o.save, "write the trained 2-block model to this safetensors file");
+  app.add_option("--load", o.load, "load the 2-block model from this safetensors file instead of training it")
+      ->check(CLI::ExistingFile);
+  app.add_option("--json", json, "write every printed number to this file");
+  app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
+  app.add_flag("--quiet", quiet, "no progress line on stderr");
+  CLI11_PARSE(app, argc, argv);
+  o.pictures = !no_pictures;
+  o.progress = !quiet;
+
+  return run_lab("induction", json, [&](Report& rep) { run_induction(rep, o); });
+}

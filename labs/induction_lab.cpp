@@ -1,0 +1,218 @@
+// labs/induction_lab.cpp — the induction lab's computations, each the text's code transcribed.
+#include "induction_lab.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "nn/optim.h"
+
+namespace hg::lab::induction {
+
+using nn::RepeatedBatch;
+using nn::TinyCharLM;
+
+nn::TinyCharLMConfig model_config(int64_t blocks, bool bias) {
+  return {.vocab = 64, .d = 128, .heads = 4, .blocks = blocks, .pos = "rope", .bias = bias};
+}
+
+namespace {
+
+// Inputs x[:, :-1] and targets x[:, 1:] of a (B, T) batch.
+Tensor inputs_of(const RepeatedBatch& b) { return b.tokens.slice(1, 0, b.tokens.size(1) - 1); }
+Tensor targets_of(const RepeatedBatch& b) { return b.tokens.slice(1, 1, b.tokens.size(1)); }
+
+}  // namespace
+
+// for step in range(num_steps):
+//     x, L = repeated_batch(batch_size, 64, vocab, Lmin, Lmax)
+//     first, rep, loss = split_losses(model(x[:, :-1]), x[:, 1:], L)
+//     optimizer.zero_grad(); loss.backward(); optimizer.step()
+History train_repeat(TinyCharLM& model, const TrainSetup& s, Generator& gen, const Progress& progress) {
+  nn::AdamW opt(model.parameters(), {.lr = s.lr, .weight_decay = 0.0});
+  History h;
+  h.first.reserve(static_cast<size_t>(s.steps));
+  h.later.reserve(static_cast<size_t>(s.steps));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t step = 0; step < s.steps; ++step) {
+    const RepeatedBatch b = nn::repeated_batch(s.batch, s.seq, s.vocab, s.Lmin, s.Lmax, gen);
+    nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(b)), targets_of(b), b.lengths);
+    opt.zero_grad();
+    l.loss.backward();
+    opt.step();
+    h.first.push_back(l.first);
+    h.later.push_back(l.later);
+    if (progress) progress(step + 1, s.steps, l.first, l.later);
+  }
+  h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return h;
+}
+
+CopyEval eval_copy_on(const TinyCharLM& model, const RepeatedBatch& data) {
+  NoGradGuard ng;
+  nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(data)), targets_of(data), data.lengths);
+  return {l.first, l.later, l.later_acc};
+}
+
+CopyEval eval_copy(const TinyCharLM& model, int64_t Lmin, int64_t Lmax, Generator& gen, int64_t batch) {
+  return eval_copy_on(model, nn::repeated_batch(batch, 64, model.config().vocab, Lmin, Lmax, gen));
+}
+
+double offset_mass(const Tensor& maps, int64_t offset) {
+  if (maps.dim() != 4 || maps.size(2) != maps.size(3))
+    fail("offset_mass", "maps {} must be (B, H, T, T)", maps.describe());
+  const int64_t B = maps.size(0), H = maps.size(1), T = maps.size(2);
+  if (offset < 0 || offset >= T) fail("offset_mass", "offset {} must lie in [0, T) = [0, {})", offset, T);
+  const Tensor m = maps.contiguous();
+  const std::vector<double> v = m.to_vector();
+  double s = 0;
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t i = offset; i < T; ++i) s += v[static_cast<size_t>((bh * T + i) * T + i - offset)];
+  return s / static_cast<double>(B * H * (T - offset));
+}
+
+// maps, T = model.attention_weights(x[:, :-1]), x.shape[1] - 1
+// tgt = arange(T)[None, :] + 1 - L[:, None];  valid = tgt >= 0
+// prev = m.diagonal(-1, dim1=2, dim2=3).mean((0, 2))
+// ind = (m.gather(3, tgt.clamp(min=0)) * valid).sum((0, 2)) / valid.sum()
+HeadScores head_scores(const TinyCharLM& model, const RepeatedBatch& data) {
+  const std::vector<Tensor> maps = model.attention_weights(inputs_of(data));
+  const std::vector<int64_t> L = data.lengths.to_int_vector();
+  HeadScores hs;
+  for (const Tensor& m : maps) {
+    const int64_t B = m.size(0), H = m.size(1), T = m.size(2);
+    const std::vector<double> v = m.contiguous().to_vector();
+    auto at = [&](int64_t b, int64_t h, int64_t i, int64_t j) { return v[static_cast<size_t>(((b * H + h) * T + i) * T + j)]; };
+    std::vector<double> prev(static_cast<size_t>(H), 0.0), ind(static_cast<size_t>(H), 0.0);
+    int64_t n_valid = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < T; ++i) n_valid += i + 1 - L[static_cast<size_t>(b)] >= 0;
+    for (int64_t h = 0; h < H; ++h) {
+      double p = 0, s = 0;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < T; ++i) {
+          if (i >= 1) p += at(b, h, i, i - 1);
+          const int64_t j = i + 1 - L[static_cast<size_t>(b)];
+          if (j >= 0) s += at(b, h, i, j);
+        }
+      prev[static_cast<size_t>(h)] = p / static_cast<double>(B * (T - 1));
+      ind[static_cast<size_t>(h)] = n_valid ? s / static_cast<double>(n_valid) : 0.0;
+    }
+    hs.prev.push_back(prev);
+    hs.induction.push_back(ind);
+  }
+  return hs;
+}
+
+std::vector<double> accuracy_per_position(const TinyCharLM& model, const RepeatedBatch& data) {
+  NoGradGuard ng;
+  return nn::accuracy_per_position(model.forward(inputs_of(data)), targets_of(data));
+}
+
+// OV = sum(proj.weight[:, h*d_h:(h+1)*d_h] @ qkv.weight[2D + h*d_h:2D + (h+1)*d_h] for h in range(H))
+// C = E @ OV.T @ E.T
+Tensor ov_copy_matrix(const TinyCharLM& model, int64_t block) {
+  const auto& cfg = model.config();
+  if (block < 0 || block >= cfg.blocks)
+    fail("ov_copy_matrix", "block {} does not exist: the model has {} blocks (0-based)", block, cfg.blocks);
+  NoGradGuard ng;
+  const int64_t D = cfg.d, dh = cfg.d / cfg.heads;
+  const Tensor E = model.token_emb->weight.detach().to(DType::f64);  // (V, D)
+  const Tensor Wqkv = model.blks[static_cast<size_t>(block)]->qkv->weight.detach().to(DType::f64);   // (3D, D)
+  const Tensor Wproj = model.blks[static_cast<size_t>(block)]->proj->weight.detach().to(DType::f64);  // (D, D)
+  Tensor OV = zeros({D, D}, DType::f64);
+  for (int64_t h = 0; h < cfg.heads; ++h)
+    OV = add(OV, matmul(Wproj.slice(1, h * dh, (h + 1) * dh), Wqkv.slice(0, 2 * D + h * dh, 2 * D + (h + 1) * dh)));
+  return matmul(matmul(E, OV.transpose(0, 1)), E.transpose(0, 1));  // (V, V)
+}
+
+double diagonal_fraction(const Tensor& C) {
+  if (C.dim() != 2 || C.size(0) != C.size(1)) fail("diagonal_fraction", "C {} must be square", C.describe());
+  const int64_t V = C.size(0);
+  const std::vector<double> v = C.contiguous().to_vector();
+  int64_t hits = 0;
+  for (int64_t a = 0; a < V; ++a) {
+    const double* row = v.data() + a * V;
+    hits += std::max_element(row, row + V) - row == a;  // the first maximum, as argmax
+  }
+  return static_cast<double>(hits) / static_cast<double>(V);
+}
+
+Ablations ablate_heads(TinyCharLM& model, const RepeatedBatch& data, const HeadScores& scores) {
+  const auto& cfg = model.config();
+  Ablations a;
+  model.clear_ablations();
+  a.baseline = eval_copy_on(model, data).later;
+  for (int64_t l = 0; l < cfg.blocks; ++l) {
+    std::vector<double> row;
+    for (int64_t h = 0; h < cfg.heads; ++h) {
+      model.ablate_head(l, h);
+      row.push_back(eval_copy_on(model, data).later);
+      model.ablate_head(l, h, false);
+    }
+    a.single.push_back(row);
+  }
+  const std::vector<double>& ind = scores.induction.back();
+  std::vector<int64_t> order(ind.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return ind[static_cast<size_t>(x)] > ind[static_cast<size_t>(y)]; });
+  if (order.size() >= 2) {
+    a.strongest = {order[0], order[1]};
+    model.ablate_head(cfg.blocks - 1, order[0]);
+    model.ablate_head(cfg.blocks - 1, order[1]);
+    a.strongest_pair = eval_copy_on(model, data).later;
+  }
+  model.clear_ablations();
+  return a;
+}
+
+std::vector<double> moving_average(const std::vector<double>& v, int64_t k) {
+  std::vector<double> out;
+  double s = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    s += v[i];
+    if (i >= static_cast<size_t>(k)) s -= v[i - static_cast<size_t>(k)];
+    if (i + 1 >= static_cast<size_t>(k)) out.push_back(s / static_cast<double>(k));
+  }
+  return out;
+}
+
+std::vector<double> chunk_means(const std::vector<double>& v, int64_t k) {
+  std::vector<double> out;
+  for (size_t i = 0; i + static_cast<size_t>(k) <= v.size(); i += static_cast<size_t>(k))
+    out.push_back(std::accumulate(v.begin() + static_cast<std::ptrdiff_t>(i), v.begin() + static_cast<std::ptrdiff_t>(i) + k, 0.0) /
+                  static_cast<double>(k));
+  return out;
+}
+
+Transition transition_step(const std::vector<double>& later_two, const std::vector<double>& later_one) {
+  Transition t;
+  constexpr size_t kTail = 100;
+  constexpr int64_t kWindow = 25, kSpan = 200;
+  const std::vector<double> s = moving_average(later_two, kWindow);
+  for (size_t a = 0; a + kSpan < s.size(); ++a)
+    if (s[a] - s[a + kSpan] > t.steepest_fall) {
+      t.steepest_fall = s[a] - s[a + kSpan];
+      t.steepest_from = static_cast<int64_t>(a) + kWindow;
+    }
+  if (later_two.size() < kTail || later_one.size() < kTail) return t;
+  auto tail_mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.end() - kTail, v.end(), 0.0) / static_cast<double>(kTail);
+  };
+  t.plateau = tail_mean(later_one);
+  t.final_level = tail_mean(later_two);
+  const double drop = t.plateau - t.final_level;
+  if (drop <= 0) return t;  // the 2-block model ends no lower than the 1-block: no transition
+  auto first_below = [&](double level) -> int64_t {
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] < level) return static_cast<int64_t>(i) + kWindow;  // s[i] ends at step i + k (1-based)
+    return -1;
+  };
+  t.onset = first_below(t.plateau - 0.1 * drop);
+  t.midpoint = first_below(t.plateau - 0.5 * drop);
+  t.end = first_below(t.plateau - 0.9 * drop);
+  return t;
+}
+
+}  // namespace hg::lab::induction

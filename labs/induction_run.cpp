@@ -1,0 +1,282 @@
+// labs/induction_run.cpp — Sections 10.6.2–10.6.3 of "What Attention Computes", end to end: the
+// fixed-offset shortcut, 2 blocks vs 1 block, head scores, accuracy per position, the OV copying
+// check and exercise 2's ablations, each number printed beside the text's.
+#include "induction_run.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "induction_plots.h"
+#include "nn/checkpoint.h"
+
+namespace hg::lab::induction {
+
+using nn::RepeatedBatch;
+using nn::TinyCharLM;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string duration_str(double s) {
+  const int64_t t = static_cast<int64_t>(s + 0.5);
+  return t >= 60 ? fmt::format("{}m{:02}s", t / 60, t % 60) : fmt::format("{}s", t);
+}
+
+// The progress line on stderr: rewritten in place (\r) on a terminal at most 5 times a second,
+// otherwise one line per ~10% of the steps. Losses are the means of the last 25 steps.
+class ProgressLine {
+ public:
+  ProgressLine(std::string name, bool on) : name_(std::move(name)), on_(on), tty_(isatty(STDERR_FILENO) != 0) {}
+
+  void operator()(int64_t done, int64_t total, double first, double later) {
+    first_.push_back(first);
+    later_.push_back(later);
+    if (!on_) return;
+    const auto now = Clock::now();
+    const bool last = done == total;
+    if (tty_) {
+      if (!last && now - shown_ < std::chrono::milliseconds(200)) return;
+    } else {
+      const int64_t every = std::max<int64_t>(1, total / 10);
+      if (!last && done % every != 0) return;
+    }
+    shown_ = now;
+    const double el = std::chrono::duration<double>(now - start_).count();
+    const double rate = el > 0 ? static_cast<double>(done) / el : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+    const std::string line = fmt::format("[{}] step {}/{}  first {:.2f}  later {:.2f}  {:.1f} steps/s  {} {}", name_, done,
+                                         total, tail(first_), tail(later_), rate, last ? "took" : "ETA",
+                                         duration_str(last ? el : eta));
+    if (tty_) fmt::print(stderr, "\r{:<100}{}", line, last ? "\n" : "");
+    else fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  }
+
+ private:
+  static double tail(const std::vector<double>& v) {
+    const size_t n = std::min<size_t>(25, v.size());
+    double s = 0;
+    for (size_t i = v.size() - n; i < v.size(); ++i) s += v[i];
+    return n ? s / static_cast<double>(n) : 0.0;
+  }
+  std::string name_;
+  bool on_, tty_;
+  Clock::time_point start_ = Clock::now(), shown_{};
+  std::vector<double> first_, later_;
+};
+
+History train(TinyCharLM& m, TrainSetup s, Generator& gen, const std::string& name, const LabOptions& o) {
+  ProgressLine line(name, o.progress);
+  return train_repeat(m, s, gen, [&line](int64_t d, int64_t t, double f, double l) { line(d, t, f, l); });
+}
+
+// The issue's acceptance checks, printed and kept in the JSON under "criteria".
+void criterion(Report& rep, const std::string& what, double measured, const std::string& op, double bound) {
+  const bool met = op == ">=" ? measured >= bound : measured <= bound;
+  fmt::print("  {:<52} {:>8.3f}  {} {:<6} {}\n", what, measured, op, bound, met ? "met" : "NOT MET");
+  rep.json()["criteria"][what] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
+}
+
+std::string row_str(const std::vector<double>& v) {
+  std::string s;
+  for (double x : v) s += fmt::format("{}{:.2f}", s.empty() ? "" : " ", x);
+  return s;
+}
+
+double mean_of(const std::vector<double>& v, size_t lo, size_t hi) {  // mean of v[lo, hi)
+  double s = 0;
+  for (size_t i = lo; i < hi && i < v.size(); ++i) s += v[i];
+  return hi > lo ? s / static_cast<double>(std::min(hi, v.size()) - lo) : 0.0;
+}
+
+}  // namespace
+
+void run_induction(Report& rep, const LabOptions& o) {
+  const auto t_start = Clock::now();
+  Outputs out;
+  std::map<std::string, double> rates;  // steps/s of each training run
+  auto rate = [](const History& h) { return h.seconds > 0 ? static_cast<double>(h.later.size()) / h.seconds : 0.0; };
+
+  rep.section("setup");
+  rep.text(fmt::format("TinyCharLM(vocab 64, d 128, 4 heads, rope), AdamW lr 1e-3 wd 0, batch {}, 64-token sequences, "
+                       "seed {}", o.batch, o.seed));
+  rep.text(fmt::format("steps: shortcut {} (text 800), 2 blocks and 1 block {} each (text 2,000: the transition's "
+                       "timing varies by hundreds of steps between seeds, so the default leaves room for a late one)",
+                       o.shortcut_steps, o.steps));
+  rep.text("The text's numbers come from one PyTorch run; ours come from handgrad's own generator, so digits differ "
+           "(DIFFERS below is expected); the acceptance checks at the end say whether the result is reproduced.");
+
+  // ------------------------------------------------------------ 10.6.2.2 the fixed-offset shortcut
+  double sc32_acc = -1, sc24_acc = -1, mass31 = -1;
+  if (o.shortcut_steps > 0) {
+    rep.section("a fixed-offset solution: 1 block, bias on, L = 32");
+    Generator g(o.seed);
+    TinyCharLM m(model_config(1, /*bias=*/true), g);
+    out.shortcut = train(m, {.steps = o.shortcut_steps, .Lmin = 32, .Lmax = 32, .batch = o.batch}, g, "shortcut", o);
+    rates["shortcut (1 block)"] = rate(out.shortcut);
+    const CopyEval e32 = eval_copy(m, 32, 32, g);
+    rep.value("first copy (nats)", e32.first, 4.42, 2);
+    rep.value("second copy (nats)", e32.later, 0.09, 2);
+    rep.value("second-copy accuracy", e32.acc, 1.00, 2);
+    const CopyEval e24 = eval_copy(m, 24, 24, g);
+    Generator p1(o.seed + 1);
+    const RepeatedBatch x24 = nn::repeated_batch(256, 64, 64, 24, 24, p1);
+    const Tensor maps = m.attention_weights(x24.tokens.slice(1, 0, 63))[0];
+    rep.value("L = 24: second-copy accuracy", e24.acc, 0.02, 2);
+    rep.value("L = 24: mass at offset 31", offset_mass(maps, 31), 0.96, 2);
+    rep.value("L = 24: mass at offset 23", offset_mass(maps, 23), 0.00, 2);
+    sc32_acc = e32.acc, sc24_acc = e24.acc, mass31 = offset_mass(maps, 31);
+  }
+
+  // ------------------------------------------------------------ 10.6.2.3 two blocks vs one
+  rep.section("a two-block induction circuit: L uniform in 16..32");
+  Generator g2(o.seed);
+  TinyCharLM two(model_config(2), g2);
+  const TrainSetup setup{.steps = o.steps, .Lmin = 16, .Lmax = 32, .batch = o.batch};
+  if (!o.load.empty()) {
+    nn::load_checkpoint(o.load, two);
+    rep.text(fmt::format("2-block model loaded from {} (not trained here)", o.load));
+  } else {
+    out.two = train(two, setup, g2, "2 blocks", o);
+    rates["2 blocks"] = rate(out.two);
+  }
+  if (!o.save.empty()) {
+    nn::save_checkpoint(o.save, two, {{"model", "TinyCharLM vocab=64 d=128 heads=4 blocks=2 pos=rope bias=false"},
+                                      {"seed", std::to_string(o.seed)}, {"steps", std::to_string(out.two.later.size())}});
+    rep.text(fmt::format("2-block model saved to {}", o.save));
+  }
+  Generator ev2(o.seed + 5);
+  const CopyEval c2 = eval_copy(two, 16, 32, ev2);
+  rep.value("2 blocks: first copy", c2.first, 4.50, 2);
+  rep.value("2 blocks: later copies", c2.later, 0.45, 2);
+  rep.value("2 blocks: accuracy", c2.acc, 0.87, 2);
+  CopyEval c1{-1, -1, -1};
+  if (o.steps > 0) {
+    Generator g1(o.seed);
+    TinyCharLM one(model_config(1), g1);
+    out.one = train(one, setup, g1, "1 block", o);
+    rates["1 block"] = rate(out.one);
+    Generator ev1(o.seed + 5);  // the same evaluation batch as the 2-block model's
+    c1 = eval_copy(one, 16, 32, ev1);
+    rep.value("1 block: first copy", c1.first, 4.34, 2);
+    rep.value("1 block: later copies", c1.later, 3.65, 2);
+    rep.value("1 block: accuracy", c1.acc, 0.11, 2);
+  }
+  if (!out.two.later.empty()) {
+    const Transition tr = transition_step(out.two.later, out.one.later);
+    rep.text("The transition: s = the 25-step trailing mean of the 2-block later-copy loss; plateau = the 1-block model's");
+    rep.text("final level (mean of its last 100 steps), final = the 2-block model's; the step is the first where s drops");
+    rep.text("below the midpoint (plateau + final) / 2 (onset / end: 10% / 90% of the drop; -1 = not reached).");
+    if (!out.one.later.empty()) {
+      rep.value("plateau (1 block, final)", tr.plateau);
+      rep.value("final (2 blocks)", tr.final_level);
+      rep.value("transition step (midpoint)", static_cast<double>(tr.midpoint), std::nullopt, 0);
+      rep.value("onset (10% of the drop)", static_cast<double>(tr.onset), std::nullopt, 0);
+      rep.value("end (90% of the drop)", static_cast<double>(tr.end), std::nullopt, 0);
+    }
+    rep.value("steepest fall in 200 steps (nats)", tr.steepest_fall);
+    if (tr.steepest_from > 0)
+      rep.text(fmt::format("  between steps {} and {} (text: it falls by several nats within roughly one or two hundred "
+                           "steps, after several hundred steps close to the 1-block curve)",
+                           tr.steepest_from, tr.steepest_from + 200));
+  }
+
+  // ------------------------------------------------------------ 10.6.2.4 the learned heads
+  rep.section("inspecting the learned heads (2 blocks)");
+  Generator p2(o.seed + 2);
+  const RepeatedBatch one_seq = nn::repeated_batch(1, 64, 64, 24, 24, p2);
+  for (const Tensor& m : two.attention_weights(one_seq.tokens.slice(1, 0, 63))) out.maps.push_back(m.select(0, 0));
+  Generator p3(o.seed + 3);
+  const RepeatedBatch x3 = nn::repeated_batch(256, 64, 64, 16, 32, p3);
+  out.scores = head_scores(two, x3);
+  const std::vector<std::string> text_lines = {"0.00 0.95 0.02 0.01 | induction target 0.00 0.00 0.01 0.00",
+                                               "0.04 0.05 0.04 0.04 | induction target 0.67 0.71 0.66 0.65"};
+  for (size_t b = 0; b < out.scores.prev.size(); ++b) {
+    rep.text(fmt::format("  block {}: previous token {} | induction target {}", b + 1, row_str(out.scores.prev[b]),
+                         row_str(out.scores.induction[b])));
+    rep.text(fmt::format("     text: previous token {}", text_lines[b]));
+    rep.json()["sections"]["inspecting the learned heads (2 blocks)"][fmt::format("block {}", b + 1)] = {
+        {"previous_token", out.scores.prev[b]}, {"induction_target", out.scores.induction[b]}};
+  }
+  const double prev1 = *std::max_element(out.scores.prev[0].begin(), out.scores.prev[0].end());
+  const double ind2 = *std::max_element(out.scores.induction[1].begin(), out.scores.induction[1].end());
+  rep.text("(which head does what is arbitrary: heads are interchangeable, so only the strongest is compared)");
+  rep.value("block 1: best previous-token head", prev1, 0.95, 2);
+  rep.value("block 2: best induction head", ind2, 0.71, 2);
+
+  // ------------------------------------------------------------ 10.6.3.1 accuracy per position
+  rep.section("accuracy per target position, period-24 patterns");
+  Generator p4(o.seed + 4);
+  out.acc_per_position = accuracy_per_position(two, nn::repeated_batch(512, 64, 64, 24, 24, p4));
+  const auto& acc = out.acc_per_position;
+  rep.value("first copy (positions 1-23), mean", mean_of(acc, 0, 23));
+  rep.value("position 24 (the restart)", acc[23]);
+  rep.value("positions 25-26", mean_of(acc, 24, 26));
+  rep.value("positions 27-63, mean", mean_of(acc, 26, acc.size()));
+  rep.json()["sections"]["accuracy per target position, period-24 patterns"]["per position"] = acc;
+  rep.text("  text: near zero across the first copy, low at position 24, near-perfect within a couple of positions");
+
+  // ------------------------------------------------------------ 10.6.3.2 the OV copying check
+  rep.section("verifying the circuit in the weights: OV copying");
+  out.C = ov_copy_matrix(two, 1);
+  const double diag = diagonal_fraction(out.C);
+  rep.value("rows with the diagonal largest", diag, 0.94, 2);
+  rep.text(fmt::format("  (chance 1/64 = {:.3f}; the text prints 0.94 with PyTorch and 0.77 with JAX; a PyTorch "
+                       "reproduction of this setup gave 0.61-0.97 across seeds)", 1.0 / 64));
+
+  // ------------------------------------------------------------ exercise 2: ablations
+  rep.section("exercise 2: ablating heads (later-copy loss)");
+  Generator p6(o.seed + 6);
+  const Ablations ab = ablate_heads(two, nn::repeated_batch(256, 64, 64, 16, 32, p6), out.scores);
+  rep.value("no head ablated", ab.baseline);
+  for (size_t h = 0; h < ab.single[1].size(); ++h) rep.value(fmt::format("block 2 head {} zeroed", h), ab.single[1][h]);
+  rep.value(fmt::format("block 2 heads {}+{} (strongest)", ab.strongest[0], ab.strongest[1]), ab.strongest_pair);
+  for (size_t h = 0; h < ab.single[0].size(); ++h) rep.value(fmt::format("block 1 head {} zeroed", h), ab.single[0][h]);
+
+  // ------------------------------------------------------------ files
+  if (!o.out.empty()) {
+    rep.section("files");
+    const std::vector<std::string> csv = write_csv(o.out, out);
+    rep.text(fmt::format("  {} CSV files in {}/ (curves.csv: per-step losses; attention_block*_head*.csv, ov_matrix.csv, "
+                         "accuracy_per_position.csv, head_scores.csv)", csv.size(), o.out));
+    if (o.pictures) {
+      if (!gnuplot_available()) {
+        rep.text("  gnuplot is not installed (Debian: apt-get install gnuplot-nox): no pictures drawn");
+      } else {
+        for (const std::string& p : draw_pictures(o.out, out)) rep.text("  " + p);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ timing and acceptance
+  rep.section("timing");
+  for (const auto& [name, r] : rates) {
+    rep.text(fmt::format("  {:<20} {:.2f} steps/s ({:.0f} ms/step)", name, r, r > 0 ? 1000.0 / r : 0.0));
+    rep.json()["timing"][name] = r;
+  }
+  const double total = std::chrono::duration<double>(Clock::now() - t_start).count();
+  rep.text(fmt::format("  whole lab            {}", duration_str(total)));
+  rep.json()["timing"]["total_seconds"] = total;
+
+  rep.section("acceptance checks (issue 3)");
+  rep.json()["criteria"] = nlohmann::json::object();
+  criterion(rep, "2 blocks: later-copy accuracy", c2.acc, ">=", 0.8);
+  if (o.steps > 0) criterion(rep, "1 block: later-copy accuracy", c1.acc, "<=", 0.2);
+  if (o.shortcut_steps > 0) {
+    criterion(rep, "shortcut: second-copy accuracy, L = 32", sc32_acc, ">=", 0.95);
+    criterion(rep, "shortcut: second-copy accuracy, L = 24", sc24_acc, "<=", 0.1);
+    criterion(rep, "shortcut: attention mass at offset 31, L = 24", mass31, ">=", 0.8);
+  }
+  criterion(rep, "block 1: strongest previous-token head", prev1, ">=", 0.4);
+  criterion(rep, "block 2: strongest induction head", ind2, ">=", 0.25);
+  criterion(rep, "OV diagonal fraction", diag, ">=", 0.5);
+  criterion(rep, "whole lab, seconds", total, "<=", 360);
+}
+
+}  // namespace hg::lab::induction

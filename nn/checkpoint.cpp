@@ -1,0 +1,301 @@
+// nn/checkpoint.cpp — safetensors writing and (validating) reading.
+//
+// The format, as the safetensors library (Rust core, used by its Python package) writes it:
+//   [0, 8)          N, the header length, u64 little-endian
+//   [8, 8 + N)      UTF-8 JSON, padded with spaces to a multiple of 8 bytes
+//   [8 + N, size)   the data section; each tensor's bytes lie at [begin, end) relative to it
+// A reader must trust nothing in the file: every length and offset is checked against the
+// file's size, overflow-safely, before a byte of data is read.
+#include "nn/checkpoint.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/error.h"
+
+namespace hg::nn {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; a big-endian host would need byte swaps");
+
+namespace {
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+// The safetensors library refuses headers of 100 MB or more (MAX_HEADER_SIZE); so do we.
+constexpr uint64_t kMaxHeader = 100'000'000;
+
+const char* st_dtype(DType t) {
+  switch (t) {
+    case DType::f32: return "F32";
+    case DType::f64: return "F64";
+    case DType::i64: return "I64";
+    case DType::b8: return "BOOL";
+  }
+  return "?";
+}
+
+bool parse_st_dtype(const std::string& s, DType& out) {
+  if (s == "F32") out = DType::f32;
+  else if (s == "F64") out = DType::f64;
+  else if (s == "I64") out = DType::i64;
+  else if (s == "BOOL") out = DType::b8;
+  else return false;
+  return true;
+}
+
+// Dtypes the safetensors format defines that handgrad has no tensor type for.
+bool known_unsupported_dtype(const std::string& s) {
+  static const std::set<std::string> names = {"BF16", "F16", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2",
+                                              "F4", "I8", "I16", "I32", "U8", "U16", "U32", "U64", "C64"};
+  return names.count(s) > 0;
+}
+
+void put_u64_le(char* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint64_t get_u64_le(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- writing
+
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  const char* op = "save_safetensors";
+  std::set<std::string> names;
+  std::vector<Tensor> host;  // contiguous cpu copies (or the tensors themselves), in data order
+  ordered_json header = ordered_json::object();
+  if (!metadata.empty()) {
+    ordered_json meta = ordered_json::object();
+    for (const auto& [k, v] : metadata) meta[k] = v;
+    header["__metadata__"] = meta;
+  }
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    if (name.empty() || name == "__metadata__")
+      fail(op, "{}: the tensor name '{}' is reserved or empty; rename it", path, name);
+    if (!names.insert(name).second) fail(op, "{}: the tensor name '{}' is given twice", path, name);
+    if (!t.defined()) fail(op, "{}: tensor '{}' is undefined", path, name);
+    Tensor c = t.detach();
+    if (c.device() != Device::cpu) c = c.to(Device::cpu);
+    c = c.contiguous();
+    const uint64_t nbytes = static_cast<uint64_t>(c.numel()) * dtype_size(c.dtype());
+    header[name] = {{"dtype", st_dtype(c.dtype())}, {"shape", c.shape()}, {"data_offsets", {offset, offset + nbytes}}};
+    offset += nbytes;
+    host.push_back(c);
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // the Python library pads to a multiple of 8
+
+  // Write next to the target and rename, so an interrupted save never leaves a half-written file
+  // under the checkpoint's name.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) fail(op, "{}: cannot open '{}' for writing (does the folder exist? is it writable?)", path, tmp);
+    char len[8];
+    put_u64_le(len, text.size());
+    f.write(len, 8);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const Tensor& c : host)
+      f.write(static_cast<const char*>(c.raw_data()), static_cast<std::streamsize>(c.numel() * dtype_size(c.dtype())));
+    f.flush();
+    if (!f) {
+      f.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      fail(op, "{}: writing failed (disk full?)", path);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    fail(op, "{}: cannot move '{}' into place: {}", path, tmp, ec.message());
+  }
+}
+
+// ---------------------------------------------------------------- reading
+
+namespace {
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+// One header entry, checked for types and self-consistency (not yet against the file).
+Entry parse_entry(const std::string& path, const std::string& name, const json& e) {
+  const char* op = "load_safetensors";
+  if (!e.is_object()) fail(op, "{}: entry '{}' is not a JSON object (it is {})", path, name, e.type_name());
+  for (const char* key : {"dtype", "shape", "data_offsets"})
+    if (!e.contains(key)) fail(op, "{}: entry '{}' has no \"{}\"", path, name, key);
+  const json& jd = e["dtype"];
+  if (!jd.is_string()) fail(op, "{}: entry '{}': dtype must be a string, not {}", path, name, jd.type_name());
+  const std::string ds = jd.get<std::string>();
+  Entry out{name, DType::f32, {}, 0, 0};
+  if (!parse_st_dtype(ds, out.dtype)) {
+    if (known_unsupported_dtype(ds))
+      fail(op, "{}: tensor '{}' has dtype {}, which handgrad does not support (supported: F32, F64, I64, BOOL); "
+           "convert it before saving, e.g. tensor.float() in PyTorch", path, name, ds);
+    fail(op, "{}: tensor '{}' has an unknown dtype '{}' (supported: F32, F64, I64, BOOL)", path, name, ds);
+  }
+  const json& js = e["shape"];
+  if (!js.is_array()) fail(op, "{}: entry '{}': shape must be an array, not {}", path, name, js.type_name());
+  // numel, overflow-safe: each factor and every partial product must stay below 2^63.
+  uint64_t numel = 1;
+  for (const json& d : js) {
+    if (!d.is_number_unsigned())
+      fail(op, "{}: tensor '{}': shape {} holds {}, which is not a non-negative integer", path, name, js.dump(), d.dump());
+    const uint64_t s = d.get<uint64_t>();
+    if (s > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) || __builtin_mul_overflow(numel, s, &numel) ||
+        numel > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail(op, "{}: tensor '{}': shape {} has more elements than can be addressed", path, name, js.dump());
+    out.shape.push_back(static_cast<int64_t>(s));
+  }
+  const json& jo = e["data_offsets"];
+  if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
+    fail(op, "{}: tensor '{}': data_offsets must be two non-negative integers [begin, end], not {}", path, name, jo.dump());
+  out.begin = jo[0].get<uint64_t>();
+  out.end = jo[1].get<uint64_t>();
+  if (out.begin > out.end)
+    fail(op, "{}: tensor '{}': data_offsets [{}, {}] end before they begin", path, name, out.begin, out.end);
+  uint64_t nbytes;
+  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(dtype_size(out.dtype)), &nbytes))
+    fail(op, "{}: tensor '{}': shape {} is too large", path, name, js.dump());
+  if (out.end - out.begin != nbytes)
+    fail(op, "{}: tensor '{}': data_offsets [{}, {}] span {} bytes, but {} {} needs {} bytes", path, name, out.begin,
+         out.end, out.end - out.begin, ds, js.dump(), nbytes);
+  return out;
+}
+
+}  // namespace
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  const char* op = "load_safetensors";
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(op, "{}: is a folder; give the path of a .safetensors file", path);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(op, "{}: cannot open the file (does it exist? is it readable?)", path);
+  f.seekg(0, std::ios::end);
+  const std::streamoff size_off = f.tellg();
+  if (size_off < 0) fail(op, "{}: cannot determine the file's size", path);
+  const uint64_t file_size = static_cast<uint64_t>(size_off);
+  f.seekg(0);
+  if (file_size < 8)
+    fail(op, "{}: the file has {} bytes, too few for the 8-byte header length; it is truncated or not a "
+         "safetensors file", path, file_size);
+  unsigned char len_bytes[8];
+  f.read(reinterpret_cast<char*>(len_bytes), 8);
+  if (!f) fail(op, "{}: reading the 8-byte header length failed", path);
+  const uint64_t header_len = get_u64_le(len_bytes);
+  if (header_len >= kMaxHeader)
+    fail(op, "{}: the header length field says {} bytes, above the {} byte limit; the file is corrupt or not a "
+         "safetensors file", path, header_len, kMaxHeader);
+  if (header_len > file_size - 8)
+    fail(op, "{}: the header length field says {} bytes, but only {} bytes follow it; the file is truncated", path,
+         header_len, file_size - 8);
+  std::string text(header_len, '\0');
+  f.read(text.data(), static_cast<std::streamsize>(header_len));
+  if (!f) fail(op, "{}: reading the {}-byte header failed", path, header_len);
+
+  // Parse, refusing a tensor name that appears twice at the top level (JSON would keep the last).
+  std::set<std::string> keys;
+  json header;
+  try {
+    header = json::parse(text, [&](int depth, json::parse_event_t event, json& parsed) {
+      if (depth == 1 && event == json::parse_event_t::key && !keys.insert(parsed.get<std::string>()).second)
+        fail(op, "{}: the header names '{}' twice", path, parsed.get<std::string>());
+      return true;
+    });
+  } catch (const json::exception& e) {
+    fail(op, "{}: the header is not valid JSON ({}); the file is corrupt or not a safetensors file", path, e.what());
+  }
+  if (!header.is_object())
+    fail(op, "{}: the header must be a JSON object of tensors, not {}", path, header.type_name());
+
+  SafetensorsFile out;
+  std::vector<Entry> entries;
+  for (const auto& [name, e] : header.items()) {
+    if (name == "__metadata__") {
+      if (e.is_null()) continue;
+      if (!e.is_object()) fail(op, "{}: \"__metadata__\" must be an object of strings, not {}", path, e.type_name());
+      for (const auto& [k, v] : e.items()) {
+        if (!v.is_string())
+          fail(op, "{}: \"__metadata__\" value for '{}' must be a string, not {}", path, k, v.type_name());
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(path, name, e));
+  }
+
+  // Against the file: every span inside the data section, no two overlapping.
+  const uint64_t data_start = 8 + header_len, data_size = file_size - data_start;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  const Entry* reach = nullptr;  // the entry so far whose span ends last
+  for (const Entry& e : entries) {
+    if (e.end > data_size)
+      fail(op, "{}: tensor '{}': data_offsets [{}, {}] run past the data section's {} bytes; the file is truncated",
+           path, e.name, e.begin, e.end, data_size);
+    if (e.begin == e.end) continue;  // an empty tensor occupies no bytes
+    if (reach && e.begin < reach->end)
+      fail(op, "{}: tensors '{}' [{}, {}] and '{}' [{}, {}] overlap", path, reach->name, reach->begin, reach->end,
+           e.name, e.begin, e.end);
+    reach = &e;
+  }
+
+  for (const Entry& e : entries) {
+    Tensor t = empty(e.shape, e.dtype);
+    const uint64_t nbytes = e.end - e.begin;
+    if (nbytes > 0) {
+      f.seekg(static_cast<std::streamoff>(data_start + e.begin));
+      f.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(nbytes));
+      if (!f) fail(op, "{}: reading tensor '{}' ({} bytes at offset {}) failed; did the file change?", path, e.name,
+                   nbytes, data_start + e.begin);
+    }
+    if (e.dtype == DType::b8) {
+      const uint8_t* b = t.data_ptr<const uint8_t>();
+      for (int64_t k = 0; k < t.numel(); ++k)
+        if (b[k] > 1) fail(op, "{}: BOOL tensor '{}' holds the byte {} at element {}; booleans must be 0 or 1", path,
+                           e.name, static_cast<int>(b[k]), k);
+    }
+    out.tensors.emplace_back(e.name, t);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- modules
+
+void save_checkpoint(const std::string& path, const Module& m, const std::map<std::string, std::string>& metadata) {
+  save_safetensors(path, m.named_parameters(), metadata);
+}
+
+void load_checkpoint(const std::string& path, Module& m) {
+  SafetensorsFile file = load_safetensors(path);
+  try {
+    m.load_parameters(file.tensors);
+  } catch (const Error& e) {
+    fail("load_checkpoint", "{}: {}", path, e.what());
+  }
+}
+
+}  // namespace hg::nn

@@ -1,0 +1,276 @@
+// The elementwise device ops of the CudaBackend table (engine/backend.h) against the CPU:
+// copy, fill, axpy, scale, unary, binary, masked_fill, where — contiguous, strided (transposed,
+// sliced with a step) and broadcast operands, float64 and float32, and the errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gpu_compare.h"
+#include "handgrad.h"
+
+using namespace hg;
+using namespace hg::gpu_test;
+
+namespace {
+
+Tensor random_mask(const Shape& s, Generator& gen) {
+  std::vector<bool> v(static_cast<size_t>(shape_numel(s)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = gen.uniform() < 0.5;
+  if (v.size() >= 2) v[0] = true, v[1] = false;  // both kinds present
+  return bool_tensor(v, s);
+}
+
+// A CPU tensor of dtype t whose values every conversion handles without rounding surprises:
+// floats in [0.25, 3), integers in [0, 5), booleans.
+Tensor source_of(DType t, const Shape& s, Generator& gen) {
+  switch (t) {
+    case DType::f32:
+    case DType::f64: return uniform(s, gen, t, 0.25, 3.0);
+    case DType::i64: return randint(s, gen, 0, 5);
+    case DType::b8: return randint(s, gen, 0, 2).to(DType::b8);
+  }
+  return Tensor();
+}
+
+constexpr DType kAllTypes[] = {DType::f32, DType::f64, DType::i64, DType::b8};
+
+}  // namespace
+
+TEST_CASE("the table is filled: every device op is there") {
+  const CudaBackend& b = cu();
+  CHECK((b.synchronize != nullptr));
+  CHECK((b.copy != nullptr));
+  CHECK((b.fill != nullptr));
+  CHECK((b.axpy != nullptr));
+  CHECK((b.scale != nullptr));
+  CHECK((b.unary != nullptr));
+  CHECK((b.binary != nullptr));
+  CHECK((b.masked_fill != nullptr));
+  CHECK((b.where != nullptr));
+  CHECK((b.sum_rows != nullptr));
+  CHECK((b.max_rows != nullptr));
+  CHECK((b.softmax_rows != nullptr));
+  CHECK((b.log_softmax_rows != nullptr));
+  CHECK((b.softmax_backward_rows != nullptr));
+  CHECK((b.log_softmax_backward_rows != nullptr));
+  CHECK((b.softmax_jacobian_rows != nullptr));
+  CHECK((b.softmax_jacobian_backward_rows != nullptr));
+  CHECK((b.gemm != nullptr));
+  CHECK((b.embedding != nullptr));
+  CHECK((b.embedding_backward != nullptr));
+  CHECK((b.cross_entropy != nullptr));
+  CHECK((b.cross_entropy_backward != nullptr));
+  CHECK((b.attention_scale_mask != nullptr));
+}
+
+TEST_CASE("poisoning: a block the cache hands out again reads NaN") {
+  { Tensor warm = full({300}, 1.5, DType::f64, Device::cuda); }
+  poison_cache();
+  Tensor reused = empty({300}, DType::f64, Device::cuda);
+  bool all_nan = true;
+  for (double v : reused.to_vector()) all_nan = all_nan && std::isnan(v);
+  CHECK(all_nan);
+}
+
+TEST_CASE("copy converts every dtype pair as the CPU copy_ does") {
+  Generator gen(101);
+  for (DType dt : kAllTypes)
+    for (DType st : kAllTypes) {
+      const std::string to = dtype_name(dt), from = dtype_name(st);
+      CAPTURE(to);
+      CAPTURE(from);
+      const Tensor src = source_of(st, {3, 37}, gen);
+      Tensor want = empty({3, 37}, dt);
+      want.copy_(src);
+      Tensor out = full({3, 37}, 7.0, dt, Device::cuda);
+      cu().copy(out, gpu(src));
+      expect_equal(std::string("copy from ") + dtype_name(st), out, want);
+    }
+}
+
+TEST_CASE("copy: strided source, strided destination, broadcast source") {
+  Generator gen(102);
+  for (DType t : kFloatTypes) {
+    // A transposed source (3, 37) of a (37, 3) tensor, into a destination sliced with steps.
+    const Tensor src_base = normal({37, 3}, gen, t);
+    const Tensor base = normal({6, 75}, gen, t);
+    Tensor want = base.clone().detach();
+    want.slice(0, 0, 6, 2).slice(1, 1, 75, 2).copy_(src_base.transpose(0, 1));
+    Tensor out = gpu(base);
+    cu().copy(out.slice(0, 0, 6, 2).slice(1, 1, 75, 2), gpu(src_base).transpose(0, 1));
+    expect_equal("copy strided -> strided (untouched entries kept)", out, want);
+
+    // (37,) and (1, 37) broadcast to (2, 3, 37), from float64 into t.
+    const Tensor row = normal({37}, gen, DType::f64);
+    Tensor want_b = empty({2, 3, 37}, t);
+    want_b.copy_(row);
+    Tensor out_b = empty({2, 3, 37}, t, Device::cuda);
+    cu().copy(out_b, gpu(row));
+    expect_equal("copy broadcast (37,) -> (2, 3, 37)", out_b, want_b);
+    Tensor out_c = empty({2, 3, 37}, t, Device::cuda);
+    cu().copy(out_c, gpu(row).unsqueeze(0));
+    expect_equal("copy broadcast (1, 37) -> (2, 3, 37)", out_c, want_b);
+  }
+}
+
+TEST_CASE("fill writes every element of a strided view and nothing else") {
+  Generator gen(103);
+  for (DType t : kAllTypes) {
+    const Tensor base = source_of(t, {5, 9}, gen);
+    const double v = t == DType::b8 ? 1.0 : (t == DType::i64 ? -7.0 : 2.5);
+    Tensor want = base.clone().detach();
+    want.slice(1, 2, 9, 3).fill_(v);
+    Tensor out = gpu(base);
+    cu().fill(out.slice(1, 2, 9, 3), v);
+    expect_equal("fill (5, 9)[:, 2::3]", out, want);
+  }
+}
+
+TEST_CASE("axpy and scale on a transposed destination, and axpy with a broadcast source") {
+  Generator gen(104);
+  for (DType t : kFloatTypes) {
+    const Tensor base = normal({6, 5}, gen, t), src = normal({5, 6}, gen, t), row = normal({1, 6}, gen, t);
+    Tensor want = ref(base).clone().detach();
+    want.transpose(0, 1).add_(ref(src), -0.75);
+    Tensor out = gpu(base);
+    cu().axpy(out.transpose(0, 1), gpu(src), -0.75);
+    expect_close("axpy dst^T += -0.75 src", out, want, t);
+
+    Tensor want_b = ref(base).clone().detach();
+    want_b.transpose(0, 1).add_(expand(ref(row), {5, 6}), 1.25);
+    Tensor out_b = gpu(base);
+    cu().axpy(out_b.transpose(0, 1), gpu(row), 1.25);
+    expect_close("axpy dst^T += 1.25 row (1, 6) broadcast", out_b, want_b, t);
+
+    Tensor want_s = ref(base).clone().detach();
+    want_s.transpose(0, 1).mul_(1.3);
+    Tensor out_s = gpu(base);
+    cu().scale(out_s.transpose(0, 1), 1.3);
+    expect_close("scale dst^T *= 1.3", out_s, want_s, t);
+  }
+}
+
+TEST_CASE("unary: every kind on a transposed input matches the CPU op") {
+  struct Case {
+    UnaryOp op;
+    double s;
+    bool positive;  // inputs in [0.5, 2): log, sqrt, a fractional power, a division
+    Tensor (*cpu)(const Tensor&, double);
+  };
+  const Case cases[] = {
+      {UnaryOp::neg, 0, false, [](const Tensor& x, double) { return hg::neg(x); }},
+      {UnaryOp::exp, 0, false, [](const Tensor& x, double) { return hg::exp(x); }},
+      {UnaryOp::log, 0, true, [](const Tensor& x, double) { return hg::log(x); }},
+      {UnaryOp::sqrt, 0, true, [](const Tensor& x, double) { return hg::sqrt(x); }},
+      {UnaryOp::relu, 0, false, [](const Tensor& x, double) { return hg::relu(x); }},
+      {UnaryOp::tanh, 0, false, [](const Tensor& x, double) { return hg::tanh(x); }},
+      {UnaryOp::gelu, 0, false, [](const Tensor& x, double) { return hg::gelu(x); }},
+      {UnaryOp::pow, 2.5, true, [](const Tensor& x, double s) { return hg::pow(x, s); }},
+      {UnaryOp::pow, 3.0, false, [](const Tensor& x, double s) { return hg::pow(x, s); }},
+      {UnaryOp::add_scalar, 1.75, false, [](const Tensor& x, double s) { return hg::add(x, s); }},
+      {UnaryOp::mul_scalar, -0.6, false, [](const Tensor& x, double s) { return hg::mul(x, s); }},
+      {UnaryOp::rsub_scalar, 2.5, false, [](const Tensor& x, double s) { return hg::rsub(x, s); }},
+      {UnaryOp::rdiv_scalar, 1.5, true, [](const Tensor& x, double s) { return hg::rdiv(x, s); }},
+  };
+  Generator gen(105);
+  for (const Case& c : cases)
+    for (DType t : kFloatTypes) {
+      const std::string kind = unary_op_name(c.op);
+      CAPTURE(kind);
+      const Tensor base = c.positive ? uniform({5, 7}, gen, t, 0.5, 2.0) : normal({5, 7}, gen, t, 1.5);
+      const Tensor x = gpu(base).transpose(0, 1);  // (7, 5), strides (1, 7)
+      const Tensor out = poisoned([&] { return cu().unary(c.op, x, c.s); });
+      expect_close(std::string("unary ") + unary_op_name(c.op), out, c.cpu(ref(base).transpose(0, 1), c.s), t);
+    }
+}
+
+TEST_CASE("binary: add, sub, mul, div with broadcasting and a transposed operand") {
+  struct Case {
+    BinaryOp op;
+    Tensor (*cpu)(const Tensor&, const Tensor&);
+  };
+  const Case cases[] = {
+      {BinaryOp::add, [](const Tensor& a, const Tensor& b) { return hg::add(a, b); }},
+      {BinaryOp::sub, [](const Tensor& a, const Tensor& b) { return hg::sub(a, b); }},
+      {BinaryOp::mul, [](const Tensor& a, const Tensor& b) { return hg::mul(a, b); }},
+      {BinaryOp::div, [](const Tensor& a, const Tensor& b) { return hg::div(a, b); }},
+  };
+  Generator gen(106);
+  for (const Case& c : cases)
+    for (DType t : kFloatTypes) {
+      const std::string kind = binary_op_name(c.op);
+      CAPTURE(kind);
+      const Tensor a = normal({3, 1, 5}, gen, t);
+      const Tensor b_base = c.op == BinaryOp::div ? uniform({5, 4}, gen, t, 0.5, 2.0) : normal({5, 4}, gen, t);
+      const Tensor ga = gpu(a), gb = gpu(b_base).transpose(0, 1);              // (4, 5), non-contiguous
+      const Tensor out = poisoned([&] { return cu().binary(c.op, ga, gb); });  // (3, 4, 5)
+      expect_close(std::string("binary ") + binary_op_name(c.op) + " (3,1,5) with (4,5)^T", out,
+                   c.cpu(ref(a), ref(b_base).transpose(0, 1)), t);
+      const Tensor out_r = cu().binary(c.op, gb, ga);  // the other way round
+      expect_close(std::string("binary ") + binary_op_name(c.op) + " (4,5)^T with (3,1,5)", out_r,
+                   c.cpu(ref(b_base).transpose(0, 1), ref(a)), t);
+    }
+}
+
+TEST_CASE("binary: relu, tanh and gelu backward match the CPU ops' backward") {
+  Generator gen(107);
+  for (DType t : kFloatTypes) {
+    const Tensor g_base = normal({6, 4}, gen, t), x = normal({4, 6}, gen, t, 1.5);
+    const Tensor g = gpu(g_base).transpose(0, 1);  // (4, 6), non-contiguous
+    const Tensor g64 = ref(g_base).transpose(0, 1);
+
+    auto cpu_grad = [&](Tensor (*f)(const Tensor&)) {  // dL/dx of L = <f(x), g> through the CPU tape
+      Tensor xr = ref(x).requires_grad_();
+      f(xr).backward(g64);
+      return xr.grad();
+    };
+    expect_close("relu_backward(g, x)", poisoned([&] { return cu().binary(BinaryOp::relu_backward, g, gpu(x)); }),
+                 cpu_grad([](const Tensor& v) { return hg::relu(v); }), t);
+    expect_close("gelu_backward(g, x)", poisoned([&] { return cu().binary(BinaryOp::gelu_backward, g, gpu(x)); }),
+                 cpu_grad([](const Tensor& v) { return hg::gelu(v); }), t);
+
+    const Tensor y = hg::tanh(x);                                              // in t, as the CPU op saves it
+    const Tensor want = hg::mul(g64, hg::rsub(hg::mul(ref(y), ref(y)), 1.0));  // g (1 - y^2) from CPU ops
+    expect_close("tanh_backward(g, y)", poisoned([&] { return cu().binary(BinaryOp::tanh_backward, g, gpu(y)); }), want,
+                 t);
+  }
+}
+
+TEST_CASE("masked_fill and where with broadcast masks select exactly what the CPU selects") {
+  Generator gen(108);
+  for (DType t : kFloatTypes) {
+    const Tensor x = normal({2, 3, 5}, gen, t);
+    const Tensor m1 = random_mask({3, 1}, gen), m2 = random_mask({5}, gen);
+    expect_equal("masked_fill mask (3, 1), -inf", poisoned([&] { return cu().masked_fill(gpu(x), gpu(m1), -kInf); }),
+                 hg::masked_fill(x, m1, -kInf));
+    expect_equal("masked_fill mask (5,), 2.5 on x.transpose(0, 1)",
+                 cu().masked_fill(gpu(x).transpose(0, 1), gpu(m2), 2.5), hg::masked_fill(x.transpose(0, 1), m2, 2.5));
+
+    const Tensor cond = random_mask({4, 1}, gen), a = normal({4, 5}, gen, t), b = normal({5}, gen, t);
+    expect_equal("where cond (4, 1), a (4, 5), b (5,)", poisoned([&] { return cu().where(gpu(cond), gpu(a), gpu(b)); }),
+                 hg::where(cond, a, b));
+    expect_equal("where cond (4, 1), a (5,), b (4, 5) strided",
+                 cu().where(gpu(cond), gpu(b), gpu(a.transpose(0, 1)).transpose(0, 1)), hg::where(cond, b, a));
+  }
+}
+
+TEST_CASE("errors: mixed dtypes, a CPU operand, wrong dtypes and shapes are hg::Error, not a crash") {
+  const Tensor a32 = full({2, 3}, 1.0, DType::f32, Device::cuda), a64 = full({2, 3}, 1.0, DType::f64, Device::cuda);
+  const Tensor cpu64 = full({2, 3}, 1.0, DType::f64);
+  CHECK_THROWS_WITH_AS(cu().binary(BinaryOp::add, a32, a64), doctest::Contains("dtype mismatch"), Error);
+  CHECK_THROWS_WITH_AS(cu().binary(BinaryOp::mul, a64, cpu64), doctest::Contains("is on cpu"), Error);
+  CHECK_THROWS_WITH_AS(cu().binary(BinaryOp::add, a64, full({4}, 1.0, DType::f64, Device::cuda)),
+                       doctest::Contains("cannot be broadcast"), Error);
+  CHECK_THROWS_WITH_AS(cu().unary(UnaryOp::exp, full({3}, 1.0, DType::i64, Device::cuda), 0.0),
+                       doctest::Contains("exp (cuda)"), Error);
+  CHECK_THROWS_WITH_AS(cu().masked_fill(a64, a64, 0.0), doctest::Contains("b8"), Error);
+  CHECK_THROWS_WITH_AS(cu().where(full({2, 3}, 1.0, DType::b8, Device::cuda), a32, a64),
+                       doctest::Contains("dtype mismatch"), Error);
+  CHECK_THROWS_WITH_AS(cu().copy(a64, full({3, 2}, 1.0, DType::f64, Device::cuda)), doctest::Contains("broadcast"),
+                       Error);
+  CHECK_THROWS_WITH_AS(cu().axpy(a64, a32, 1.0), doctest::Contains("dtype mismatch"), Error);
+  // The device still works after the errors.
+  expect_equal("add after errors", cu().binary(BinaryOp::add, a64, a64), full({2, 3}, 2.0, DType::f64));
+}
