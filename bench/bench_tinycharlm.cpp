@@ -6,7 +6,7 @@
 // Prints one line of JSON with ms/step (bench/run-tinycharlm prints both side by side).
 //
 //   bench_tinycharlm [--threads N] [--warmup N] [--steps N] [--batch B] [--seq T] [--seed S]
-//                    [--phases] [--profile] [--check-determinism] [--forward model|ops]
+//                    [--phases] [--profile] [--check-determinism] [--forward model|ops|ops-table]
 //
 // --threads N sets HANDGRAD_NUM_THREADS, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to N and
 // re-executes the program when they differ (OpenBLAS reads its setting once, when it is loaded;
@@ -14,8 +14,9 @@
 // thread of its own, engine/strided.h). --phases adds the time of forward, loss,
 // backward and optimizer; --profile the backward time of each tape entry, by op; and
 // --check-determinism trains twice from the same seed and fails unless the losses are bit-identical.
-// --forward ops runs the model's forward written out here from ops (forward_from_ops), to try a
-// change to nn/tinycharlm.cpp's forward before making it there; the default is the model's own.
+// --forward ops (or ops-table) runs the model's forward written out here from ops
+// (forward_from_ops), to try a change to nn/tinycharlm.cpp's forward before making it there; the
+// default is the model's own.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -51,7 +52,7 @@ struct Args {
   int64_t batch = 128, seq = 64;  // inputs are the first seq - 1 tokens, targets the last seq - 1
   uint64_t seed = 0;
   bool phases = false, profile = false, check_determinism = false;
-  bool ops_forward = false;
+  std::string forward = "model";  // model | ops | ops-table
 };
 
 Args parse(int argc, char** argv) {
@@ -73,8 +74,9 @@ Args parse(int argc, char** argv) {
     else if (k == "--check-determinism") a.check_determinism = true;
     else if (k == "--forward") {
       const std::string f = next();
-      if (f != "model" && f != "ops") throw std::runtime_error("--forward takes model or ops, not " + f);
-      a.ops_forward = f == "ops";
+      if (f != "model" && f != "ops" && f != "ops-table")
+        throw std::runtime_error("--forward takes model, ops or ops-table, not " + f);
+      a.forward = f;
     }
     else throw std::runtime_error("unknown option " + k + " (see the head of bench/bench_tinycharlm.cpp)");
   }
@@ -112,15 +114,23 @@ double ms_since(Clock::time_point t0) {
 // nn/tinycharlm.cpp's run_with, except for how q, k, v are cut from the fused qkv output: one
 // split() of its (B, T, 3, H, d_h) view along the 3, instead of three slices. Backward then
 // writes the qkv gradient once, straight from the heads' (B, H, T, d_h) gradients.
-Tensor forward_from_ops(const nn::TinyCharLM& model, const Tensor& tokens) {
+//
+// table = true tries one more change: block 0's qkv = E[x] W_qkvᵀ is computed as (E W_qkvᵀ)[x],
+// a (V, 3d) table looked up by token — the same dot products, V rows instead of B·T — whose
+// backward is a scatter into the table's (V, 3d) gradient and two small gemms, instead of two
+// (B·T)-row gemms. Valid while the residual stream entering block 0 is E[x] alone (no learned or
+// sinusoidal positions added).
+Tensor forward_from_ops(const nn::TinyCharLM& model, const Tensor& tokens, bool table) {
   const nn::TinyCharLMConfig& c = model.config();
   const int64_t B = tokens.size(0), T = tokens.size(1), d = c.d, H = c.heads, d_h = d / H;
   const Tensor E = model.token_emb->weight;
   Tensor h = embedding(E, tokens);  // (B, T, d)
   for (const auto& blk : model.blks) {
-    Tensor qkv = matmul(h, blk->qkv->weight.transpose(0, 1)).view({B, T, 3, H, d_h});  // (B, T, 3, H, d_h)
+    const Tensor Wt = blk->qkv->weight.transpose(0, 1);  // (d, 3d)
+    Tensor qkv = (table && blk == model.blks.front() ? embedding(matmul(E, Wt), tokens) : matmul(h, Wt))
+                     .view({B, T, 3, H, d_h});  // (B, T, 3, H, d_h)
     std::vector<Tensor> parts = split(qkv, {1, 1, 1}, 2);                                // (B, T, 1, H, d_h) each
-    auto heads = [&](const Tensor& x) { return x.squeeze(2).transpose(1, 2); };          // (B, H, T, d_h)
+    auto heads = [](const Tensor& x) { return x.squeeze(2).transpose(1, 2); };           // (B, H, T, d_h)
     Tensor o = attention(rope(heads(parts[0])), rope(heads(parts[1])), heads(parts[2]), {.causal = true});
     Tensor merged = o.transpose(1, 2).reshape({B, T, d});                    // (B, T, d)
     h = add(h, matmul(merged, blk->proj->weight.transpose(0, 1)));           // the residual stream
@@ -157,7 +167,8 @@ Timings train(const Args& a, int warmup, int steps) {
     if (timed && a.profile) by_op.clear();
     const double c0 = cpu_ms();
     const auto t0 = Clock::now();
-    Tensor logits = a.ops_forward ? forward_from_ops(model, inputs) : model.forward(inputs);  // (B, T, V)
+    Tensor logits = a.forward == "model" ? model.forward(inputs)
+                                         : forward_from_ops(model, inputs, a.forward == "ops-table");  // (B, T, V)
     const auto t1 = Clock::now();
     Tensor loss = cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
     const auto t2 = Clock::now();
@@ -217,7 +228,7 @@ int main(int argc, char** argv) {
         "{{\"impl\": \"handgrad\", \"forward\": \"{}\", \"threads\": {}, "
         "\"batch\": {}, \"positions\": {}, \"steps\": {}, \"ms_per_step_median\": {:.3f}, \"ms_per_step_mean\": {:.3f}, "
         "\"ms_per_step_min\": {:.3f}, \"cpu_ms_per_step_median\": {:.3f}, \"first_loss\": {:.9g}, \"last_loss\": {:.9g}",
-        a.ops_forward ? "ops" : "model", num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
+        a.forward, num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
         t.step.empty() ? 0.0 : *std::min_element(t.step.begin(), t.step.end()), median(t.cpu), t.losses.front(), t.losses.back());
     if (a.phases)
       out += fmt::format(", \"phases_ms_median\": {{\"forward\": {:.3f}, \"loss\": {:.3f}, \"backward\": {:.3f}, "

@@ -45,9 +45,9 @@ def causal_attention(q, k, v):
 
 
 class TinyCharLM(nn.Module):
-    def __init__(self, vocab=64, d=128, heads=4, blocks=2):
+    def __init__(self, vocab=64, d=128, heads=4, blocks=2, table=False):
         super().__init__()
-        self.heads = heads
+        self.heads, self.table = heads, table
         self.token_emb = nn.Embedding(vocab, d)
         nn.init.normal_(self.token_emb.weight, std=0.02)
         self.blks = nn.ModuleList(
@@ -57,8 +57,12 @@ class TinyCharLM(nn.Module):
     def forward(self, tokens):
         h = self.token_emb(tokens)                                   # (B, T, d) residual stream
         B, T, d = h.shape
-        for blk in self.blks:
-            q, k, v = blk["qkv"](h).split(d, dim=-1)                 # (B, T, d) each
+        for i, blk in enumerate(self.blks):
+            if i == 0 and self.table:  # (E W_qkvᵀ)[x]: the same rows as E[x] W_qkvᵀ, from a (V, 3d) table
+                qkv = F.embedding(tokens, blk["qkv"](self.token_emb.weight))
+            else:
+                qkv = blk["qkv"](h)                                  # (B, T, 3d)
+            q, k, v = qkv.split(d, dim=-1)                           # (B, T, d) each
             q, k, v = (t.view(B, T, self.heads, -1).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d_h)
             o = causal_attention(rope(q), rope(k), v)                # (B, H, T, d_h)
             h = h + blk["proj"](o.transpose(1, 2).reshape(B, T, d))
@@ -79,11 +83,13 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seq", type=int, default=64, help="tokens per sequence (inputs are the first seq-1)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--table", action="store_true",
+                    help="compute block 0's qkv as a (V, 3d) table looked up by token (see bench/RESULTS.md)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    model = TinyCharLM()
+    model = TinyCharLM(table=a.table)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
     gen = torch.Generator().manual_seed(a.seed)
     x = repeated_batch(gen, a.batch, a.seq, 64, 16, 32)
@@ -104,7 +110,7 @@ def main():
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
     print(json.dumps({
-        "impl": "pytorch", "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "impl": "pytorch", "table": a.table, "torch": torch.__version__, "threads": torch.get_num_threads(),
         "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "batch": a.batch, "positions": a.seq - 1, "steps": a.steps,
         "ms_per_step_median": statistics.median(times), "ms_per_step_mean": statistics.fmean(times),

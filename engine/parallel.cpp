@@ -18,7 +18,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "engine/strided.h"
 
@@ -50,18 +49,10 @@ thread_local bool t_inside_job = false;
 
 class Pool {
  public:
+  // The workers run for the life of the process (the pool is never destroyed, see pool()).
   explicit Pool(int workers) {
-    for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
+    for (int i = 0; i < workers; ++i) std::thread([this] { work(); }).detach();
   }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
-  int size() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Runs the job; false (nothing run) when another thread's job holds the pool.
   bool run(int64_t n, int64_t chunks, void (*call)(void*, int64_t, int64_t), void* body) {
@@ -136,8 +127,7 @@ class Pool {
       uint64_t gen;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        wake_.wait(lock, [&] { return stop_ || gen_ != seen; });
-        if (stop_) return;
+        wake_.wait(lock, [&] { return gen_ != seen; });
         gen = seen = gen_;
         job = job_;
       }
@@ -145,11 +135,9 @@ class Pool {
     }
   }
 
-  std::vector<std::thread> workers_;
   std::mutex submit_;  // one job at a time
   std::mutex mu_;
   std::condition_variable wake_, finished_;
-  bool stop_ = false;
   uint64_t gen_ = 0;
   Job job_;
   std::atomic<uint64_t> ticket_{0};
@@ -158,8 +146,8 @@ class Pool {
 };
 
 Pool* pool() {
-  // Created on first use, never destroyed: a worker must not be joined from a static destructor
-  // while another static still runs jobs.
+  // Created on first use, never destroyed: static destructors may still run jobs at exit, and
+  // the workers, asleep, end with the process.
   static Pool* p = new Pool(num_threads() - 1);
   return p;
 }

@@ -106,9 +106,10 @@ void run_induction(Report& rep, const LabOptions& o) {
   rep.section("setup");
   rep.text(fmt::format("TinyCharLM(vocab 64, d 128, 4 heads, rope), AdamW lr 1e-3 wd 0, batch {}, 64-token sequences, "
                        "seed {}", o.batch, o.seed));
-  rep.text(fmt::format("steps: shortcut {} (text 800), 2 blocks and 1 block {} each (text 2,000: the transition's "
-                       "timing varies by hundreds of steps between seeds, so the default leaves room for a late one)",
-                       o.shortcut_steps, o.steps));
+  rep.text(fmt::format("steps: shortcut {} (text 800), 2 blocks and 1 block {} each (text 2,000). The transition's "
+                       "timing varies by hundreds of steps between seeds: with the default seed {} it falls near step "
+                       "1,500; with seed 0 it comes near 2,000 and needs --steps 3000.",
+                       o.shortcut_steps, o.steps, kSeed));
   rep.text("The text's numbers come from one PyTorch run; ours come from handgrad's own generator, so digits differ "
            "(DIFFERS below is expected); the acceptance checks at the end say whether the result is reproduced.");
 
@@ -276,7 +277,8 @@ void run_induction(Report& rep, const LabOptions& o) {
   criterion(rep, "block 1: strongest previous-token head", prev1, ">=", 0.4);
   criterion(rep, "block 2: strongest induction head", ind2, ">=", 0.25);
   criterion(rep, "OV diagonal fraction", diag, ">=", 0.5);
-  criterion(rep, "whole lab, seconds", total, "<=", 360);
+  if (o.load.empty() && o.steps > 0 && o.shortcut_steps > 0)  // the whole lab ran (on a 2-core machine: 6 minutes)
+    criterion(rep, "whole lab, seconds", total, "<=", 360);
 }
 
 }  // namespace hg::lab::induction

@@ -12,7 +12,7 @@ namespace hg::lab::induction {
 struct LabOptions {
   int64_t steps = kSteps;                   // 2-block and 1-block training steps (0: skip the 1-block run)
   int64_t shortcut_steps = kShortcutSteps;  // 0: skip the shortcut experiment
-  uint64_t seed = 0;
+  uint64_t seed = kSeed;
   int64_t batch = 128;                      // training batch (the text's 128)
   std::string out = "induction_out";        // CSV and PNG files; empty: write none
   std::string save, load;                   // checkpoint of the 2-block model

@@ -162,10 +162,11 @@ Tensor TinyCharLM::run_with(const Tensor& tokens, const Weights& w, std::vector<
   for (size_t l = 0; l < w.blks.size(); ++l) {
     const Weights::Blk& b = w.blks[l];
     Tensor qkv = linear(h, b.qkv_w, b.qkv_b);  // (B, T, 3d)
-    auto head_split = [&](int64_t part) {      // (B, T, d) slice → (B, H, T, d_h)
-      return qkv.slice(-1, part * d, (part + 1) * d).reshape({B, T, H, d_h}).transpose(1, 2);
-    };
-    Tensor q = head_split(0), k = head_split(1), v = head_split(2);
+    // One split entry (not three slices): backward writes qkv's gradient once instead of summing
+    // three zero-padded ones.
+    std::vector<Tensor> parts = split(qkv.view({B, T, 3, H, d_h}), {1, 1, 1}, 2);  // 3 x (B, T, 1, H, d_h)
+    auto heads = [](const Tensor& x) { return x.squeeze(2).transpose(1, 2); };     // (B, H, T, d_h)
+    Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
     if (cfg_.pos == "rope") {
       q = rope(q);
       k = rope(k);

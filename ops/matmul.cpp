@@ -103,11 +103,14 @@ template <typename T>
 void gemm_split(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int64_t K, const T* A, const T* B,
                 T* C, int64_t ldc) {
   if (M * N * K < kSplitGemmWork || num_threads() == 1) return gemm<T>(la, lb, M, N, K, A, B, C, ldc);
-  constexpr int64_t kBlock = 16;  // rows or columns per item: whole register tiles of the kernel
+  constexpr int64_t kBlock = 16;  // rows or columns per block: whole register tiles of the kernel
   const bool by_rows = M >= N;
-  const int64_t len = by_rows ? M : N, items = (len + kBlock - 1) / kBlock;
-  parallel_for(items, kBlock * (by_rows ? N : M) * K, [&](int64_t begin, int64_t end) {
-    const int64_t i0 = begin * kBlock, i1 = std::min(end * kBlock, len);
+  const int64_t len = by_rows ? M : N, blocks = (len + kBlock - 1) / kBlock;
+  // One part per thread, no more: every part packs the whole shared operand again, which for a
+  // weight gradient (K = B·T) costs ~8 % a part (bench/RESULTS.md).
+  const int64_t parts = std::min<int64_t>(num_threads(), blocks);
+  parallel_for(parts, M * N * K / parts, [&](int64_t begin, int64_t end) {
+    const int64_t i0 = blocks * begin / parts * kBlock, i1 = std::min(blocks * end / parts * kBlock, len);
     if (by_rows)  // rows i0..i1 of A (a row offset, or a column offset of the stored Aᵀ) and of C
       gemm<T>(la, lb, i1 - i0, N, K, A + i0 * (la.trans == CblasNoTrans ? la.ld : 1), B, C + i0 * ldc, ldc);
     else  // columns i0..i1 of B and of C

@@ -11,7 +11,6 @@
 #include "handgrad.h"
 #include "nn/data.h"
 #include "nn/tinycharlm.h"
-#include "ops/positional.h"
 #include "test_util.h"
 
 using namespace hg;
