@@ -279,9 +279,7 @@ Tensor& Tensor::fill_(double v) {
   check_defined("fill_");
   check_inplace(*this, "fill_");
   if (device() == Device::cuda) {
-    if (!is_contiguous()) fail("fill_", "{}: filling a non-contiguous cuda tensor is not supported yet", describe());
-    Tensor host = full(shape(), v, dtype());
-    require_cuda("fill_").memcpy_h2d(raw_data(), host.raw_data(), static_cast<size_t>(numel()) * dtype_size(dtype()));
+    require_cuda("fill_").fill(*this, v);
   } else {
     dispatch_any(dtype(), [&]<typename T>() {
       const T value = static_cast<T>(v);
@@ -360,29 +358,32 @@ Tensor& Tensor::copy_(const Tensor& src) {
   check_inplace(*this, "copy_");
   if (device() == Device::cpu && src.device() == Device::cpu) {
     copy_cpu(*this, src, broadcast_strides_for(src, shape(), "copy_"));
-  } else {
-    // Across devices (or on the device): go through contiguous buffers of the same shape and dtype.
-    if (src.shape() != shape())
-      fail("copy_", "copy between devices needs equal shapes: destination {} vs source {}", shape_str(shape()),
-           shape_str(src.shape()));
+  } else if (device() == Device::cuda && src.device() == Device::cuda) {
+    broadcast_strides_for(src, shape(), "copy_");  // the shape check, with the CPU path's message
+    require_cuda("copy_").copy(*this, src);
+  } else if (device() == Device::cuda) {
+    // host -> device: the source as one contiguous host buffer (broadcast and dtype conversion
+    // happen on the device), uploaded, then copied into this tensor's layout
+    broadcast_strides_for(src, shape(), "copy_");
     const CudaBackend& cu = require_cuda("copy_");
-    size_t nbytes = static_cast<size_t>(numel()) * dtype_size(dtype());
-    Tensor s = src.detach();
-    if (s.device() == Device::cpu) s = s.to(dtype()).contiguous();
-    else if (s.dtype() != dtype() || !s.is_contiguous())
-      fail("copy_", "copying from {} (non-contiguous or another dtype) is not supported on cuda yet; "
-           "make it contiguous and of dtype {} first", s.describe(), dtype_name(dtype()));
-    if (device() == Device::cuda && is_contiguous()) {
-      if (s.device() == Device::cpu) cu.memcpy_h2d(raw_data(), s.raw_data(), nbytes);
-      else cu.memcpy_d2d(raw_data(), s.raw_data(), nbytes);
-    } else if (device() == Device::cpu) {
-      Tensor host = empty(shape(), dtype());
-      if (s.device() == Device::cuda) cu.memcpy_d2h(host.raw_data(), s.raw_data(), nbytes);
-      else host = s;
-      copy_cpu(*this, host, host.strides());
-    } else {
-      fail("copy_", "copying into a non-contiguous cuda tensor {} is not supported yet", describe());
+    Tensor host = src.detach().contiguous();
+    Tensor staged = is_contiguous() && host.shape() == shape() && host.dtype() == dtype() ? *this
+                                                                                           : empty(host.shape(), host.dtype(), Device::cuda);
+    cu.memcpy_h2d(staged.raw_data(), host.raw_data(), static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
+    if (staged.raw_data() != raw_data()) cu.copy(*this, staged);
+  } else {
+    // device -> host: converted and broadcast on the device into a contiguous buffer, downloaded
+    broadcast_strides_for(src, shape(), "copy_");
+    const CudaBackend& cu = require_cuda("copy_");
+    Tensor dev = src.detach();
+    if (dev.shape() != shape() || dev.dtype() != dtype() || !dev.is_contiguous()) {
+      Tensor packed = empty(shape(), dtype(), Device::cuda);
+      cu.copy(packed, dev);
+      dev = packed;
     }
+    Tensor host = is_contiguous() ? *this : empty(shape(), dtype());
+    cu.memcpy_d2h(host.raw_data(), dev.raw_data(), static_cast<size_t>(numel()) * dtype_size(dtype()));
+    if (host.raw_data() != raw_data()) copy_cpu(*this, host, host.strides());
   }
   bump_version();
   return *this;
@@ -393,7 +394,11 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
   check_inplace(*this, "add_");
   if (other.shape() != shape() || other.dtype() != dtype() || other.device() != device())
     fail("add_", "{} += {}: needs the same shape, dtype and device", describe(), other.describe());
-  if (device() != Device::cpu) fail("add_", "not implemented on {} yet; use .to(Device::cpu)", device_name(device()));
+  if (device() == Device::cuda) {
+    require_cuda("add_").axpy(*this, other, alpha);
+    bump_version();
+    return *this;
+  }
   dispatch_float(dtype(), "add_", [&]<typename T>() {
     const T a = static_cast<T>(alpha);
     for_each_row<T, const T>(shape(), {&strides(), &other.strides()},
@@ -414,7 +419,11 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
 Tensor& Tensor::mul_(double s) {
   check_defined("mul_");
   check_inplace(*this, "mul_");
-  if (device() != Device::cpu) fail("mul_", "not implemented on {} yet; use .to(Device::cpu)", device_name(device()));
+  if (device() == Device::cuda) {
+    require_cuda("mul_").scale(*this, s);
+    bump_version();
+    return *this;
+  }
   dispatch_float(dtype(), "mul_", [&]<typename T>() {
     const T f = static_cast<T>(s);
     for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),

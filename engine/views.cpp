@@ -238,8 +238,7 @@ Tensor Tensor::to(DType t) const {
   Tensor out = empty(shape(), t, device());
   {
     NoGradGuard ng;
-    if (device() == Device::cpu) out.copy_(*this);
-    else out.copy_(to(Device::cpu).to(t));
+    out.copy_(*this);  // copy_ converts dtypes, on either device
   }
   if (!is_floating(t) || !is_floating(dtype())) return out;  // index/mask conversions are not differentiable
   DType from = dtype();

@@ -1,10 +1,11 @@
 // ops/attention.cpp — scaled dot-product attention: forward, the hand-written backward, the trace.
 //
 // One tape entry, "attention", whose backward is the module's formulas. They are written twice:
-// op by op (attention_forward, attention_backward: each a batched gemm on OpenBLAS through matmul,
-// or the row rule through softmax_backward), which attention_trace runs and returns every buffer
-// of; and fused per batch slice (fused_forward, fused_backward, below them), which attention()
-// runs because it is faster. The tests hold the two to each other.
+// op by op (attention_forward, attention_backward: each a batched gemm through matmul — OpenBLAS,
+// or cuBLAS on a CUDA tensor — or the row rule through softmax_backward), which attention_trace
+// runs and returns every buffer of, and which attention() runs on CUDA tensors; and fused per
+// batch slice on the CPU (fused_forward, fused_backward, below them), which attention() runs
+// there because it is faster. The tests hold the two to each other.
 #include "ops/attention.h"
 
 #include <cblas.h>
@@ -16,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -52,7 +54,6 @@ Problem prepare(const char* op, const Tensor& q, const Tensor& k, const Tensor& 
          shape_str(k.shape()), shape_str(v.shape()));
   check_same_dtype_device(op, q, k);
   check_same_dtype_device(op, q, v);
-  require_cpu(op, q);
   if (!is_floating(q.dtype()))
     fail(op, "Q {} has dtype {}; attention needs float32 or float64", shape_str(q.shape()), dtype_name(q.dtype()));
   Problem p;
@@ -154,7 +155,8 @@ struct Forward {
 Forward attention_forward(const Problem& p) {
   Forward f;
   f.S = matmul(p.q, p.k.transpose(-2, -1));  // gemm with K read transposed in place
-  dispatch_float(f.S.dtype(), "attention", [&]<typename T>() { scale_and_mask<T>(p, f.S); });
+  if (f.S.device() == Device::cuda) require_cuda("attention").attention_scale_mask(f.S, p.scale, p.causal, p.mask);
+  else dispatch_float(f.S.dtype(), "attention", [&]<typename T>() { scale_and_mask<T>(p, f.S); });
   f.P = softmax(f.S, -1);
   f.O = matmul(f.P, p.v);
   return f;
@@ -386,7 +388,8 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
 // backward is exactly the formulas above, with no second softmax.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts) {
   Problem p = prepare("attention", q, k, v, opts);
-  const bool fused = fits_blas(p) && p.Tq > 0 && p.Tk > 0 && p.dk > 0 && p.dv > 0 && shape_numel(p.batch) > 0;
+  // On CUDA the op-by-op path runs: its gemms are cuBLAS and its rows the kernels of cuda/rows.cu.
+  const bool fused = q.device() == Device::cpu && fits_blas(p) && p.Tq > 0 && p.Tk > 0 && p.dk > 0 && p.dv > 0 && shape_numel(p.batch) > 0;
   Forward f;
   {
     NoGradGuard ng;

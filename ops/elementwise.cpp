@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
@@ -17,16 +18,17 @@ namespace hg {
 
 namespace {
 
+// out = f(x): the CPU loop, or on a CUDA tensor the backend's kernel `kind` (with `scalar`).
 template <typename F>
-Tensor map1(const char* op, const Tensor& x, F f) {
-  require_cpu(op, x);
+Tensor map1(const char* op, UnaryOp kind, double scalar, const Tensor& x, F f) {
+  if (x.device() == Device::cuda) return require_cuda(op).unary(kind, x.detach(), scalar);
   return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
 }
 
 template <typename F>
-Tensor map2(const char* op, const Tensor& a, const Tensor& b, F f) {
+Tensor map2(const char* op, BinaryOp kind, const Tensor& a, const Tensor& b, F f) {
   check_same_dtype_device(op, a, b);
-  require_cpu(op, a);
+  if (a.device() == Device::cuda) return require_cuda(op).binary(kind, a.detach(), b.detach());
   return dispatch_float(a.dtype(), op, [&]<typename T>() {
     return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); });
   });
@@ -38,7 +40,7 @@ Tensor map2(const char* op, const Tensor& a, const Tensor& b, F f) {
 // out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
 
 Tensor add(const Tensor& a, const Tensor& b) {
-  Tensor out = map2("add", a, b, [](auto x, auto y) { return x + y; });
+  Tensor out = map2("add", BinaryOp::add, a, b, [](auto x, auto y) { return x + y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("add", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -49,7 +51,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
-  Tensor out = map2("sub", a, b, [](auto x, auto y) { return x - y; });
+  Tensor out = map2("sub", BinaryOp::sub, a, b, [](auto x, auto y) { return x - y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("sub", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -64,7 +66,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 // out = a / b  =>  da = sum_to(g / b), db = sum_to(-g * a / b^2)   saves a, b
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = map2("mul", a, b, [](auto x, auto y) { return x * y; });
+  Tensor out = map2("mul", BinaryOp::mul, a, b, [](auto x, auto y) { return x * y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
@@ -78,7 +80,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor out = map2("div", a, b, [](auto x, auto y) { return x / y; });
+  Tensor out = map2("div", BinaryOp::div, a, b, [](auto x, auto y) { return x / y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
@@ -95,7 +97,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 // out = a + s => da = g;  out = a * s => da = g * s;  out = s - a => da = -g;  out = s / a => da = -g * s / a^2
 
 Tensor add(const Tensor& a, double s) {
-  Tensor out = map1("add_scalar", a, [s](auto x) { return x + s; });
+  Tensor out = map1("add_scalar", UnaryOp::add_scalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
     record("add_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0]};
@@ -104,7 +106,7 @@ Tensor add(const Tensor& a, double s) {
 }
 
 Tensor mul(const Tensor& a, double s) {
-  Tensor out = map1("mul_scalar", a, [s](auto x) { return x * s; });
+  Tensor out = map1("mul_scalar", UnaryOp::mul_scalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
     record("mul_scalar", {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{mul(g[0], s)};
@@ -113,7 +115,7 @@ Tensor mul(const Tensor& a, double s) {
 }
 
 Tensor rsub(const Tensor& a, double s) {
-  Tensor out = map1("rsub_scalar", a, [s](auto x) { return s - x; });
+  Tensor out = map1("rsub_scalar", UnaryOp::rsub_scalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
     record("rsub_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
@@ -122,7 +124,7 @@ Tensor rsub(const Tensor& a, double s) {
 }
 
 Tensor rdiv(const Tensor& a, double s) {
-  Tensor out = map1("rdiv_scalar", a, [s](auto x) { return s / x; });
+  Tensor out = map1("rdiv_scalar", UnaryOp::rdiv_scalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record("rdiv_scalar", {a}, {out}, {save(a, "denominator a")},
            [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
@@ -134,7 +136,7 @@ Tensor rdiv(const Tensor& a, double s) {
 // ---------------------------------------------------------------- unary
 
 Tensor neg(const Tensor& x) {
-  Tensor out = map1("neg", x, [](auto v) { return -v; });
+  Tensor out = map1("neg", UnaryOp::neg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
     record("neg", {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
@@ -144,7 +146,7 @@ Tensor neg(const Tensor& x) {
 
 // out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
 Tensor exp(const Tensor& x) {
-  Tensor out = map1("exp", x, [](auto v) { return std::exp(v); });
+  Tensor out = map1("exp", UnaryOp::exp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
     record("exp", {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], s[0])};
@@ -154,7 +156,7 @@ Tensor exp(const Tensor& x) {
 
 // out = ln x  =>  dx = g / x
 Tensor log(const Tensor& x) {
-  Tensor out = map1("log", x, [](auto v) { return std::log(v); });
+  Tensor out = map1("log", UnaryOp::log, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
     record("log", {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], s[0])};
@@ -164,7 +166,7 @@ Tensor log(const Tensor& x) {
 
 // out = x^p  =>  dx = g * p * x^(p-1)
 Tensor pow(const Tensor& x, double p) {
-  Tensor out = map1("pow", x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  Tensor out = map1("pow", UnaryOp::pow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
     record("pow", {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
@@ -174,7 +176,7 @@ Tensor pow(const Tensor& x, double p) {
 
 // out = sqrt(x)  =>  dx = g / (2 out)
 Tensor sqrt(const Tensor& x) {
-  Tensor out = map1("sqrt", x, [](auto v) { return std::sqrt(v); });
+  Tensor out = map1("sqrt", UnaryOp::sqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
     record("sqrt", {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
@@ -184,30 +186,30 @@ Tensor sqrt(const Tensor& x) {
 
 // out = max(x, 0)  =>  dx = g * [x > 0]
 Tensor relu(const Tensor& x) {
-  Tensor out = map1("relu", x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  Tensor out = map1("relu", UnaryOp::relu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   if (should_record({x}))
     record("relu", {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("relu_backward", g[0], s[0], [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); })};
+      return std::vector<Tensor>{map2("relu_backward", BinaryOp::relu_backward, g[0], s[0], [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); })};
     });
   return out;
 }
 
 // out = tanh x  =>  dx = g * (1 - out^2)
 Tensor tanh(const Tensor& x) {
-  Tensor out = map1("tanh", x, [](auto v) { return std::tanh(v); });
+  Tensor out = map1("tanh", UnaryOp::tanh, 0, x, [](auto v) { return std::tanh(v); });
   if (should_record({x}))
     record("tanh", {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("tanh_backward", g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
+      return std::vector<Tensor>{map2("tanh_backward", BinaryOp::tanh_backward, g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
     });
   return out;
 }
 
 // out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
 Tensor gelu(const Tensor& x) {
-  Tensor out = map1("gelu", x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
+  Tensor out = map1("gelu", UnaryOp::gelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   if (should_record({x}))
     record("gelu", {x}, {out}, {save(x, "gelu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("gelu_backward", g[0], s[0], [](auto gv, auto xv) {
+      return std::vector<Tensor>{map2("gelu_backward", BinaryOp::gelu_backward, g[0], s[0], [](auto gv, auto xv) {
         double v = static_cast<double>(xv);
         double cdf = 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2));
         double pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "engine/dispatch.h"
+#include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
@@ -56,15 +57,16 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   if (mask.device() != x.device())
     fail(op, "mask {} is on {} but x {} is on {}; move the mask with .to(Device::{})", mask.describe(),
          device_name(mask.device()), x.describe(), device_name(x.device()), device_name(x.device()));
-  require_cpu(op, x);
   if (!broadcasts_to(mask.shape(), x.shape()))
     fail(op, "mask of shape {} does not broadcast to x's shape {} (each mask dimension must equal x's or be 1, "
          "aligned from the right, and the mask may not have more dimensions than x)",
          shape_str(mask.shape()), shape_str(x.shape()));
 
-  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  Tensor out;
+  if (x.device() == Device::cuda) out = require_cuda(op).masked_fill(x.detach(), mask, value);
+  else out = empty(x.shape(), x.dtype(), x.device());
   const Shape mask_strides = broadcast_strides(op, mask, x.shape());
-  dispatch_float(x.dtype(), op, [&]<typename T>() {
+  if (x.device() == Device::cpu) dispatch_float(x.dtype(), op, [&]<typename T>() {
     const T fill = static_cast<T>(value);  // -inf stays -inf
     for_each_row<T, const T, const uint8_t>(
         x.shape(), {&out.strides(), &x.strides(), &mask_strides},
@@ -100,7 +102,6 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond.device() != a.device())
     fail(op, "condition {} is on {} but a {} is on {}; move the condition with .to(Device::{})", cond.describe(),
          device_name(cond.device()), a.describe(), device_name(a.device()), device_name(a.device()));
-  require_cpu(op, a);
 
   Shape shape;
   try {
@@ -109,10 +110,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     fail(op, "condition {}, a {} and b {} cannot be broadcast to one shape (sizes must match or be 1, aligned "
          "from the right)", shape_str(cond.shape()), shape_str(a.shape()), shape_str(b.shape()));
   }
-  Tensor out = empty(shape, a.dtype(), a.device());
+  Tensor out;
+  if (a.device() == Device::cuda) out = require_cuda(op).where(cond, a.detach(), b.detach());
+  else out = empty(shape, a.dtype(), a.device());
   const Shape sc = broadcast_strides(op, cond, shape), sa = broadcast_strides(op, a, shape),
               sb = broadcast_strides(op, b, shape);
-  dispatch_float(a.dtype(), op, [&]<typename T>() {
+  if (a.device() == Device::cpu) dispatch_float(a.dtype(), op, [&]<typename T>() {
     for_each_row<T, const uint8_t, const T, const T>(
         shape, {&out.strides(), &sc, &sa, &sb},
         std::make_tuple(out.data_ptr<T>(), static_cast<const uint8_t*>(cond.raw_data()),
@@ -150,9 +153,18 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
     fail(op, "weight {} must be 2-D (V, d): one row of d numbers per token id", weight.describe());
   if (indices.dtype() != DType::i64)
     fail(op, "indices {} must be i64 token ids; convert with .to(DType::i64)", indices.describe());
-  require_cpu(op, weight);
-  require_cpu(op, indices);
+  if (indices.device() != weight.device())
+    fail(op, "indices {} are on {} but weight {} is on {}; move the indices with .to(Device::{})", indices.describe(),
+         device_name(indices.device()), weight.describe(), device_name(weight.device()), device_name(weight.device()));
   const int64_t V = weight.size(0), d = weight.size(1);
+  if (weight.device() == Device::cuda) {  // the kernel checks the indices on the device
+    Tensor out = require_cuda(op).embedding(weight.detach(), indices);
+    if (should_record({weight}))
+      record(op, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+        return std::vector<Tensor>{require_cuda("embedding backward").embedding_backward(g[0], s[0], V), Tensor()};
+      });
+    return out;
+  }
   const std::vector<int64_t> ids = indices.to_int_vector();  // row-major over indices' shape
   for (size_t p = 0; p < ids.size(); ++p)
     if (ids[p] < 0 || ids[p] >= V)
@@ -223,7 +235,6 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
     if (x.dtype() != first.dtype() || x.device() != first.device())
       fail(op, "input {} is {} on {} but input 0 is {} on {}; convert it with .to(...) first", k, x.describe(),
            device_name(x.device()), first.describe(), device_name(first.device()));
-    require_cpu(op, x);
     out_shape[dim] += x.shape()[dim];
   }
 

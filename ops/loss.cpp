@@ -13,6 +13,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -23,6 +24,28 @@
 namespace hg {
 
 namespace {
+
+// The same loss and backward on a CUDA tensor: the kernels (cuda/rows.cu) check the targets and
+// the NaN rule on the device and report them here as the same errors.
+Tensor cross_entropy_cuda(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  const char* op = "cross_entropy";
+  Tensor lse;
+  int64_t n_kept = 0;
+  Tensor out = require_cuda(op).cross_entropy(logits.detach(), targets, ignore_index, &lse, &n_kept);
+  if (should_record({logits})) {
+    const Shape shape = logits.shape();
+    const DType dt = logits.dtype();
+    record(op, {logits, targets}, {out}, {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp")},
+           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             if (n_kept == 0) return std::vector<Tensor>{zeros(shape, dt, Device::cuda), Tensor()};
+             const double scale = g[0].item() / static_cast<double>(n_kept);
+             return std::vector<Tensor>{
+                 require_cuda("cross_entropy backward").cross_entropy_backward(s[0], s[1], s[2], ignore_index, scale),
+                 Tensor()};
+           });
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -47,8 +70,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     fail(op, "targets have shape {} but logits {} need targets of shape {} (the logits' shape without the last, "
          "class, dimension)", shape_str(targets.shape()), logits.describe(), shape_str(row_shape));
   if (C == 0) fail(op, "logits {} have no classes (C = 0)", logits.describe());
-  require_cpu(op, logits);
-  require_cpu(op, targets);
+  if (targets.device() != logits.device())
+    fail(op, "targets {} are on {} but logits {} are on {}; move the targets with .to(Device::{})", targets.describe(),
+         device_name(targets.device()), logits.describe(), device_name(logits.device()), device_name(logits.device()));
+  if (logits.device() == Device::cuda) return cross_entropy_cuda(logits, targets, ignore_index);
 
   const std::vector<int64_t> t = targets.to_int_vector();  // (N,)
   const int64_t N = static_cast<int64_t>(t.size());

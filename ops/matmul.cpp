@@ -15,6 +15,7 @@
 #include <climits>
 #include <type_traits>
 
+#include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -202,7 +203,6 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     fail("matmul", "{} @ {}: a 0-d operand has no matrix dimension; scale by a scalar with mul() instead",
          a.describe(), b.describe());
   check_same_dtype_device("matmul", a, b);
-  require_cpu("matmul", a);
   if (!is_floating(a.dtype()))
     fail("matmul", "{} @ {}: dtype {} is not supported; this op needs float32 or float64 (convert with .to(DType::f64))",
          a.describe(), b.describe(), dtype_name(a.dtype()));
@@ -221,7 +221,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     fail("matmul", "batch dimensions {} of a {} and {} of b {} do not broadcast (sizes must match or be 1)",
          shape_str(ba), shape_str(a.shape()), shape_str(bb), shape_str(b.shape()));
   }
-  Tensor C = batched_matmul(A, B, batch);  // (batch..., n, m)
+  Tensor C = a.device() == Device::cuda ? require_cuda("matmul").gemm(A, B, 1.0)  // cuBLAS
+                                        : batched_matmul(A, B, batch);             // (batch..., n, m)
   Shape c_shape = C.shape(), out_shape = batch;
   if (!a_vec) out_shape.push_back(A.size(-2));
   if (!b_vec) out_shape.push_back(B.size(-1));

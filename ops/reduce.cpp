@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -21,12 +22,12 @@ namespace {
 struct Plan {
   Shape keep_shape;  // the output shape with keepdim
   Shape out_shape;   // the output shape as asked
-  Tensor rows;       // contiguous (kept..., reduced...) view of x
+  Tensor rows;       // (kept..., reduced...) view of x: contiguous on the CPU, as permuted on CUDA
   int64_t nrows = 1, ncols = 1;
+  int64_t nreduced = 0;  // how many trailing dimensions of `rows` are reduced
 };
 
 Plan plan(const char* op, const Tensor& x, Shape dims, bool keepdim) {
-  require_cpu(op, x);
   const int64_t r = x.dim();
   std::vector<bool> reduced(static_cast<size_t>(r), false);
   for (int64_t& d : dims) {
@@ -50,9 +51,11 @@ Plan plan(const char* op, const Tensor& x, Shape dims, bool keepdim) {
       p.out_shape.push_back(x.shape()[d]);
     }
   }
+  p.nreduced = static_cast<int64_t>(tail.size());
   order.insert(order.end(), tail.begin(), tail.end());
   NoGradGuard ng;
-  p.rows = x.detach().permute(order).contiguous();
+  p.rows = x.detach().permute(order);  // the CUDA row kernels read any strides
+  if (x.device() == Device::cpu) p.rows = p.rows.contiguous();
   return p;
 }
 
@@ -67,8 +70,10 @@ Shape all_dims(const Tensor& x) {
 // forward: out[k] = sum_j x[k, j]      backward: dx[k, j] = g[k]  (g broadcast back over the reduced dims)
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   Plan p = plan("sum", x, dims, keepdim);
-  Tensor out = empty(p.out_shape, x.dtype());
-  dispatch_float(x.dtype(), "sum", [&]<typename T>() {
+  Tensor out;
+  if (x.device() == Device::cuda) out = require_cuda("sum").sum_rows(p.rows, p.nreduced).reshape(p.out_shape);
+  else out = empty(p.out_shape, x.dtype());
+  if (x.device() == Device::cpu) dispatch_float(x.dtype(), "sum", [&]<typename T>() {
     const T* in = p.rows.data_ptr<const T>();
     T* o = out.data_ptr<T>();
     parallel_for(p.nrows, p.ncols, [&](int64_t begin, int64_t end) {  // rows on threads; each row's sum in order
@@ -105,9 +110,14 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
   dim = wrap_dim("max", dim, x.dim());
   Plan p = plan("max", x, {dim}, keepdim);
   if (p.ncols == 0) fail("max", "max over an empty dimension of {}", x.describe());
-  Tensor out = empty(p.out_shape, x.dtype());
-  Tensor onehot_rows = zeros({p.nrows, p.ncols}, x.dtype());  // in the permuted layout
-  dispatch_float(x.dtype(), "max", [&]<typename T>() {
+  Tensor out, onehot_rows;  // the mask in the permuted layout
+  if (x.device() == Device::cuda) {
+    out = require_cuda("max").max_rows(p.rows, nullptr, &onehot_rows).reshape(p.out_shape);
+  } else {
+    out = empty(p.out_shape, x.dtype());
+    onehot_rows = zeros({p.nrows, p.ncols}, x.dtype());
+  }
+  if (x.device() == Device::cpu) dispatch_float(x.dtype(), "max", [&]<typename T>() {
     const T* in = p.rows.data_ptr<const T>();
     T* o = out.data_ptr<T>();
     T* oh = onehot_rows.data_ptr<T>();
@@ -140,6 +150,11 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   dim = wrap_dim("argmax", dim, x.dim());
   Plan p = plan("argmax", x, {dim}, keepdim);
   if (p.ncols == 0) fail("argmax", "argmax over an empty dimension of {}", x.describe());
+  if (x.device() == Device::cuda) {
+    Tensor index;
+    require_cuda("argmax").max_rows(p.rows, &index, nullptr);
+    return index.reshape(p.out_shape);
+  }
   Tensor out = empty(p.out_shape, DType::i64);
   dispatch_float(x.dtype(), "argmax", [&]<typename T>() {
     const T* in = p.rows.data_ptr<const T>();

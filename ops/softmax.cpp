@@ -21,11 +21,12 @@ namespace hg {
 
 namespace {
 
-// x (detached) with `dim` moved last, contiguous: (..., n) rows. The inverse is from_rows().
+// x (detached) with `dim` moved last: (..., n) rows, contiguous on the CPU (the CUDA row kernels
+// read any strides). The inverse is from_rows().
 Tensor to_rows(const Tensor& x, int64_t dim) {
   Tensor d = x.detach();
   if (dim != x.dim() - 1) d = d.transpose(dim, -1);
-  return d.contiguous();
+  return x.device() == Device::cpu ? d.contiguous() : d;
 }
 Tensor from_rows(const Tensor& y, int64_t dim) {
   return dim == y.dim() - 1 ? y : y.transpose(dim, -1).contiguous();
@@ -118,6 +119,22 @@ void over_rows(int64_t rows, int64_t n, const K& kernel) {
   parallel_for(rows, 8 * n, [&](int64_t begin, int64_t end) { kernel(begin, end - begin); });
 }
 
+// The row rule on the CPU: ds = P ∘ (dP − D), D = rowsum(P ∘ dP) (..., 1).
+void row_rule_cpu(const Tensor& P, const Tensor& dP, Tensor& ds, Tensor& dot) {
+  Tensor pr = P.detach().contiguous(), gr = dP.detach().contiguous();
+  ds = empty(P.shape(), P.dtype());
+  Shape d_shape = P.shape();
+  d_shape.back() = 1;
+  dot = empty(d_shape, P.dtype());
+  const int64_t n = P.size(-1), rows = shape_numel(d_shape);
+  dispatch_float(P.dtype(), "softmax_backward", [&]<typename T>() {
+    over_rows(rows, n, [&](int64_t r, int64_t count) {
+      softmax_backward_rows<T>(pr.data_ptr<const T>() + r * n, gr.data_ptr<const T>() + r * n, ds.data_ptr<T>() + r * n,
+                               dot.data_ptr<T>() + r, count, n);
+    });
+  });
+}
+
 // The backward of softmax / log_softmax along `dim`: move dim last, run the row rule, move back.
 Tensor along_dim(Tensor (*rule)(const Tensor&, const Tensor&), const Tensor& saved, const Tensor& g, int64_t dim) {
   if (dim == saved.dim() - 1) return rule(saved, g);
@@ -125,6 +142,7 @@ Tensor along_dim(Tensor (*rule)(const Tensor&, const Tensor&), const Tensor& sav
 }
 
 Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
+  if (y.device() == Device::cuda) return require_cuda("log_softmax backward").log_softmax_backward_rows(y.detach(), g.detach());
   Tensor yr = y.detach().contiguous(), gr = g.detach().contiguous();
   Tensor ds = empty(y.shape(), y.dtype());
   const int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
@@ -153,15 +171,7 @@ Tensor softmax(const Tensor& s, int64_t dim) {
   dim = wrap_dim("softmax", dim, s.dim());
   Tensor out;
   if (s.device() == Device::cuda) {
-    // The CUDA backend's kernel (cuda/softmax.cu) runs along the last dimension of a contiguous
-    // tensor; the backward has no CUDA kernel yet and says so when it runs.
-    if (dim != s.dim() - 1)
-      fail("softmax", "{}: on cuda, softmax runs along the last dimension only (asked for dim {}); "
-           "transpose that dimension last, or use Device::cpu", s.describe(), dim);
-    Tensor x = s.detach().contiguous();
-    out = empty(x.shape(), s.dtype(), Device::cuda);
-    const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
-    require_cuda("softmax").softmax_lastdim(x.raw_data(), out.raw_data(), rows, n, s.dtype());
+    out = from_rows(require_cuda("softmax").softmax_rows(to_rows(s, dim)), dim);
   } else {
     Tensor x = to_rows(s, dim);  // (rows, n)
     Tensor p = empty(x.shape(), s.dtype());
@@ -194,20 +204,10 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D) {
     fail("softmax_backward", "P {} and dP {} must have the same shape (dP = dL/dP)", shape_str(P.shape()),
          shape_str(dP.shape()));
   check_same_dtype_device("softmax_backward", P, dP);
-  require_cpu("softmax_backward", P);
   if (P.dim() == 0) fail("softmax_backward", "P {} is 0-d; the row rule works along the last dimension", P.describe());
-  Tensor pr = P.detach().contiguous(), gr = dP.detach().contiguous();
-  Tensor ds = empty(P.shape(), P.dtype());
-  Shape d_shape = P.shape();
-  d_shape.back() = 1;
-  Tensor dot = empty(d_shape, P.dtype());  // (..., 1)
-  const int64_t n = P.size(-1), rows = shape_numel(d_shape);
-  dispatch_float(P.dtype(), "softmax_backward", [&]<typename T>() {
-    over_rows(rows, n, [&](int64_t r, int64_t count) {
-      softmax_backward_rows<T>(pr.data_ptr<const T>() + r * n, gr.data_ptr<const T>() + r * n, ds.data_ptr<T>() + r * n,
-                               dot.data_ptr<T>() + r, count, n);
-    });
-  });
+  Tensor ds, dot;  // dot: D, (..., 1)
+  if (P.device() == Device::cuda) ds = require_cuda("softmax_backward").softmax_backward_rows(P.detach(), dP.detach(), &dot);
+  else row_rule_cpu(P, dP, ds, dot);
   if (D) *D = dot;
   if (should_record({P, dP})) {
     const bool gp = P.requires_grad(), gg = dP.requires_grad();
@@ -234,12 +234,11 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D) {
 // (p = exp(y) is recomputed from it rather than kept twice).
 Tensor log_softmax(const Tensor& s, int64_t dim) {
   if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0).squeeze(0);
-  require_cpu("log_softmax", s);
   dim = wrap_dim("log_softmax", dim, s.dim());
   Tensor x = to_rows(s, dim);
-  Tensor y = empty(x.shape(), s.dtype());
+  Tensor y = s.device() == Device::cuda ? require_cuda("log_softmax").log_softmax_rows(x) : empty(x.shape(), s.dtype());
   const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
-  dispatch_float(s.dtype(), "log_softmax", [&]<typename T>() {
+  if (s.device() == Device::cpu) dispatch_float(s.dtype(), "log_softmax", [&]<typename T>() {
     over_rows(rows, n, [&](int64_t r, int64_t count) {
       log_softmax_rows<T>(x.data_ptr<const T>() + r * n, y.data_ptr<T>() + r * n, count, n);
     });
@@ -260,8 +259,15 @@ Tensor log_softmax(const Tensor& s, int64_t dim) {
 //   dp_k = Σ_ij G_ij ∂J_ij/∂p_k = G_kk − Σ_j G_kj p_j − Σ_i G_ik p_i = G_kk − Σ_j (G_kj + G_jk) p_j.
 // Saves p.
 Tensor softmax_jacobian(const Tensor& p) {
-  require_cpu("softmax_jacobian", p);
   if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
+  if (p.device() == Device::cuda) {
+    Tensor J = require_cuda("softmax_jacobian").softmax_jacobian_rows(p.detach());
+    if (should_record({p}))
+      record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+        return std::vector<Tensor>{require_cuda("softmax_jacobian backward").softmax_jacobian_backward_rows(s[0], g[0])};
+      });
+    return J;
+  }
   const int64_t n = p.size(-1), rows = n ? p.numel() / n : 0;
   Shape j_shape = p.shape();
   j_shape.push_back(n);

@@ -1,45 +1,238 @@
-// The op layer dispatching to the CUDA backend, and the errors when devices are mixed.
+// The op layer on CUDA tensors: each op dispatches to the backend, forward and backward agree
+// with the CPU op, the attention intermediates agree one by one, the engine's copies and
+// in-place writes work on the device, and mixing devices is a clear error.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "gpu_compare.h"
 #include "handgrad.h"
 
 using namespace hg;
+using namespace hg::gpu_test;
 
-TEST_CASE("softmax(x on cuda) runs the CUDA kernel and agrees with the CPU op") {
-  Generator gen(11);
-  for (DType t : {DType::f64, DType::f32}) {
-    Tensor x = randn({6, 33}, gen, t, 0.0, 3.0);
-    x.set_at({2, 0}, -std::numeric_limits<double>::infinity());
-    Tensor cpu = softmax(x, -1);
-    Tensor gpu = softmax(x.to(Device::cuda), -1);
-    CHECK(gpu.device() == Device::cuda);
-    std::vector<double> a = gpu.to_vector(), b = cpu.to_vector();
-    double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      num += (a[i] - b[i]) * (a[i] - b[i]);
-      den += b[i] * b[i];
+namespace {
+
+// f on fresh leaves holding the values of `xs` (CPU tensors) on `device` in dtype t; returns the
+// output and the gradient of sum(out ∘ R) with respect to every floating input, R fixed.
+struct Run {
+  Tensor out;
+  std::vector<Tensor> grads;
+};
+Run run_on(const std::function<Tensor(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& xs, Device device,
+           DType t) {
+  std::vector<Tensor> in;
+  for (const Tensor& x : xs) {
+    Tensor v = is_floating(x.dtype()) ? x.detach().to(t) : x.detach();
+    v = v.to(device).detach();
+    if (is_floating(x.dtype())) v.requires_grad_();
+    in.push_back(v);
+  }
+  Run r;
+  r.out = f(in);
+  Generator gen(99);
+  Tensor R = randn(r.out.shape(), gen, DType::f64).to(t).to(device);
+  if (r.out.requires_grad()) sum(mul(r.out, R)).backward();
+  for (const Tensor& x : in) r.grads.push_back(x.requires_grad() && x.grad().defined() ? x.grad() : Tensor());
+  return r;
+}
+
+// The op on the GPU in float64 and float32 against the CPU op in float64 on the same values:
+// the output and every input gradient, each printed as ‖gpu − cpu‖ / ‖cpu‖.
+void check_op(const std::string& what, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+              const std::vector<Tensor>& xs) {
+  const Run cpu = run_on(f, xs, Device::cpu, DType::f64);
+  for (DType t : kFloatTypes) {
+    const Run gpu = run_on(f, xs, Device::cuda, t);
+    REQUIRE(gpu.out.device() == Device::cuda);
+    expect_close(what + " forward", gpu.out, cpu.out, t);
+    for (size_t k = 0; k < xs.size(); ++k) {
+      if (!cpu.grads[k].defined()) continue;
+      REQUIRE(gpu.grads[k].defined());
+      expect_close(what + " d/dx" + std::to_string(k), gpu.grads[k], cpu.grads[k], t);
     }
-    double rel = std::sqrt(num / den);
-    MESSAGE("softmax op ", std::string(dtype_name(t)), ": ||gpu - cpu|| / ||cpu|| = ", rel);
-    CHECK(rel < (t == DType::f64 ? 1e-12 : 1e-5));
   }
 }
 
-TEST_CASE("softmax on cuda along another dim, or its backward, is a clear error, not a crash") {
-  Generator gen(12);
-  Tensor x = randn({3, 4}, gen, DType::f64).to(Device::cuda);
-  CHECK_THROWS_WITH_AS(softmax(x, 0), doctest::Contains("last dimension"), Error);
-  Tensor leaf = randn({3, 4}, gen, DType::f64).requires_grad_();
-  Tensor p = softmax(leaf.to(Device::cuda), -1);
-  CHECK_THROWS_WITH_AS(sum(p.to(Device::cpu) * p.to(Device::cpu)).backward(), doctest::Contains("cuda"), Error);
+Tensor normal64(const Shape& s, Generator& gen, double sd = 1.0) { return randn(s, gen, DType::f64, 0.0, sd); }
+
+}  // namespace
+
+TEST_CASE("elementwise ops on cuda, forward and backward, with broadcasting and strided inputs") {
+  Generator gen(301);
+  const Tensor a = normal64({3, 4, 5}, gen), b = normal64({4, 1}, gen), pos = rand({3, 4, 5}, gen, DType::f64, 0.5, 2.0);
+  using V = std::vector<Tensor>;
+  check_op("add", [](const V& x) { return add(x[0], x[1]); }, {a, b});
+  check_op("sub", [](const V& x) { return sub(x[0], x[1]); }, {b, a});
+  check_op("mul", [](const V& x) { return mul(x[0], x[1].transpose(0, 1).transpose(0, 1)); }, {a, b});
+  check_op("div", [](const V& x) { return div(x[0], x[1]); }, {a, pos});
+  check_op("scalars", [](const V& x) { return rdiv(rsub(mul(add(x[0], 1.5), -2.0), 3.0), 7.0); }, {pos});
+  check_op("neg exp", [](const V& x) { return exp(neg(x[0])); }, {a});
+  check_op("log sqrt pow", [](const V& x) { return add(log(x[0]), pow(sqrt(x[0]), -1.5)); }, {pos});
+  check_op("relu tanh gelu", [](const V& x) { return add(relu(x[0]), mul(tanh(x[0]), gelu(x[0]))); }, {a});
+  check_op("on a transposed view", [](const V& x) { return exp(x[0].transpose(0, 2)); }, {a});
 }
 
-TEST_CASE("mixing devices names both devices and the op") {
+TEST_CASE("reductions on cuda: sum, mean, max over several dimensions; argmax") {
+  Generator gen(302);
+  const Tensor x = normal64({4, 5, 6}, gen);
+  using V = std::vector<Tensor>;
+  check_op("sum all", [](const V& v) { return sum(v[0]); }, {x});
+  check_op("sum {0, 2} keepdim", [](const V& v) { return sum(v[0], {0, 2}, true); }, {x});
+  check_op("mean {1}", [](const V& v) { return mean(v[0], {1}, false); }, {x});
+  check_op("max dim 1", [](const V& v) { return max(v[0], 1, false); }, {x});
+  check_op("max dim 0 keepdim", [](const V& v) { return max(v[0], 0, true); }, {x});
+  expect_equal("argmax dim 2", argmax(gpu(x), 2, false), argmax(x, 2, false));
+  expect_equal("argmax dim 0", argmax(gpu(x), 0, true), argmax(x, 0, true));
+}
+
+TEST_CASE("matmul on cuda: matrices, vectors, batches, broadcast batches, transposed operands") {
+  Generator gen(303);
+  using V = std::vector<Tensor>;
+  check_op("(5, 7) @ (7, 3)", [](const V& x) { return matmul(x[0], x[1]); }, {normal64({5, 7}, gen), normal64({7, 3}, gen)});
+  check_op("(7,) @ (7, 3)", [](const V& x) { return matmul(x[0], x[1]); }, {normal64({7}, gen), normal64({7, 3}, gen)});
+  check_op("(5, 7) @ (7,)", [](const V& x) { return matmul(x[0], x[1]); }, {normal64({5, 7}, gen), normal64({7}, gen)});
+  check_op("(2, 3, 5, 7) @ (7, 4) shared", [](const V& x) { return matmul(x[0], x[1]); },
+           {normal64({2, 3, 5, 7}, gen), normal64({7, 4}, gen)});
+  check_op("(2, 1, 5, 7) @ (3, 7, 4) broadcast", [](const V& x) { return matmul(x[0], x[1]); },
+           {normal64({2, 1, 5, 7}, gen), normal64({3, 7, 4}, gen)});
+  check_op("Aᵀ @ Bᵀ", [](const V& x) { return matmul(x[0].transpose(-1, -2), x[1].transpose(-1, -2)); },
+           {normal64({3, 7, 5}, gen), normal64({3, 4, 7}, gen)});
+}
+
+TEST_CASE("the softmax family on cuda: any dim, −inf rows, the row rule, log_softmax, the Jacobian") {
+  Generator gen(304);
+  Tensor s = normal64({4, 6, 5}, gen, 2.0);
+  for (int64_t j = 0; j < 5; ++j) s.set_at({1, 2, j}, -kInf);  // a row with no visible key
+  s.set_at({2, 0, 3}, -kInf);
+  using V = std::vector<Tensor>;
+  check_op("softmax dim -1", [](const V& x) { return softmax(x[0], -1); }, {s});
+  check_op("softmax dim 0", [](const V& x) { return softmax(x[0], 0); }, {normal64({4, 6, 5}, gen)});
+  check_op("softmax dim 1", [](const V& x) { return softmax(x[0], 1); }, {normal64({4, 6, 5}, gen)});
+  check_op("log_softmax dim -1", [](const V& x) { return log_softmax(x[0], -1); }, {normal64({4, 6, 5}, gen)});
+  check_op("log_softmax dim 1", [](const V& x) { return log_softmax(x[0], 1); }, {normal64({4, 6, 5}, gen)});
+  const Tensor P = softmax(normal64({3, 7}, gen), -1);
+  check_op("softmax_backward (row rule) and its backward", [](const V& x) { return softmax_backward(x[0], x[1]); },
+           {P, normal64({3, 7}, gen)});
+  check_op("softmax_jacobian and its backward", [](const V& x) { return softmax_jacobian(x[0]); }, {P});
+  check_op("softmax then Jacobian", [](const V& x) { return softmax_jacobian(softmax(x[0], -1)); }, {normal64({2, 5}, gen)});
+}
+
+TEST_CASE("masked_fill, where, embedding, concat, split and cross_entropy on cuda") {
+  Generator gen(305);
+  using V = std::vector<Tensor>;
+  const Tensor mask = bool_tensor({true, false, false, true, false}, {5});
+  check_op("masked_fill broadcast mask", [mask](const V& x) { return masked_fill(x[0], mask.to(x[0].device()), -3.0); },
+           {normal64({4, 5}, gen)});
+  const Tensor cond = bool_tensor({true, false, true, true, false, false}, {2, 3});
+  check_op("where broadcast", [cond](const V& x) { return where(cond.to(x[0].device()), x[0], x[1]); },
+           {normal64({2, 3}, gen), normal64({3}, gen)});
+  const Tensor ids = index_tensor({3, 0, 3, 5, 1, 3}, {2, 3});
+  check_op("embedding (repeated ids: scatter-add)", [ids](const V& x) { return embedding(x[0], ids.to(x[0].device())); },
+           {normal64({6, 4}, gen)});
+  check_op("embedding of a transposed table", [ids](const V& x) { return embedding(x[0].transpose(0, 1), ids.to(x[0].device())); },
+           {normal64({4, 6}, gen)});
+  check_op("concat dim 1", [](const V& x) { return concat({x[0], x[1], x[0]}, 1); }, {normal64({3, 2}, gen), normal64({3, 4}, gen)});
+  check_op("split dim 0, pieces recombined", [](const V& x) {
+    std::vector<Tensor> p = split(x[0], {1, 3, 2}, 0);
+    return add(mul(p[0], p[2].slice(0, 0, 1)), sum(p[1], {0}, true));
+  }, {normal64({6, 3}, gen)});
+  const Tensor targets = index_tensor({2, -100, 0, 4, 4, -100}, {2, 3});
+  check_op("cross_entropy with ignore_index", [targets](const V& x) { return cross_entropy(x[0], targets.to(x[0].device()), -100); },
+           {normal64({2, 3, 5}, gen, 3.0)});
+}
+
+TEST_CASE("attention on cuda: output and gradients for every mask kind, and the trace's intermediates one by one") {
+  Generator gen(306);
+  const int64_t B = 2, H = 3, T = 6, dk = 4, dv = 5;
+  const Tensor q = normal64({B, H, T, dk}, gen), k = normal64({B, H, T, dk}, gen), v = normal64({B, H, T, dv}, gen);
+  Tensor pad = ones({B, 1, 1, T}, DType::b8);  // sequence 1 hides its last two keys
+  pad.set_at({1, 0, 0, T - 1}, 0.0);
+  pad.set_at({1, 0, 0, T - 2}, 0.0);
+  Tensor additive = normal64({T, T}, gen, 0.5);
+  additive.set_at({0, 0}, -kInf);  // query 0 sees no key at all under the causal rule: its row is zero
+  using V = std::vector<Tensor>;
+  check_op("attention plain", [](const V& x) { return attention(x[0], x[1], x[2]); }, {q, k, v});
+  check_op("attention causal", [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true}); }, {q, k, v});
+  check_op("attention padding mask", [pad](const V& x) {
+    return attention(x[0], x[1], x[2], {.mask = pad.to(x[0].device())});
+  }, {q, k, v});
+  check_op("attention causal + additive, a fully masked row", [additive](const V& x) {
+    return attention(x[0], x[1], x[2], {.causal = true, .mask = additive.to(x[0].dtype()).to(x[0].device())});
+  }, {q, k, v});
+  check_op("attention no scale, K and V broadcast over heads", [](const V& x) {
+    return attention(x[0], x[1], x[2], {.scale = 1.0});
+  }, {q, normal64({B, 1, T, dk}, gen), normal64({B, 1, T, dv}, gen)});
+
+  // The trace: S, P, O, dP, D, dS, dQ, dK, dV on the GPU against the CPU, one by one.
+  const Tensor dO = normal64({B, H, T, dv}, gen);
+  for (DType t : kFloatTypes) {
+    const AttentionOptions opts{.causal = true, .mask = pad};
+    const AttentionTrace c = attention_trace(q, k, v, dO, opts);
+    const AttentionOptions gopts{.causal = true, .mask = pad.to(Device::cuda)};
+    const AttentionTrace g = attention_trace(gpu(q.to(t)), gpu(k.to(t)), gpu(v.to(t)), gpu(dO.to(t)), gopts);
+    const std::pair<const char*, std::pair<Tensor, Tensor>> pairs[] = {
+        {"trace S", {g.S, c.S}},   {"trace P", {g.P, c.P}},   {"trace O", {g.O, c.O}},
+        {"trace dP", {g.dP, c.dP}}, {"trace D", {g.D, c.D}},   {"trace dS", {g.dS, c.dS}},
+        {"trace dQ", {g.dQ, c.dQ}}, {"trace dK", {g.dK, c.dK}}, {"trace dV", {g.dV, c.dV}}};
+    for (const auto& [what, gc] : pairs) expect_close(what, gc.first, gc.second, t);
+    CHECK(g.scale == c.scale);
+  }
+}
+
+TEST_CASE("the engine on cuda: copies across devices and dtypes, strided writes, fill_, add_, mul_") {
+  Generator gen(307);
+  const Tensor x = normal64({4, 6}, gen);
+  // host -> device into a strided view, with broadcasting and a dtype change
+  Tensor d = zeros({6, 4}, DType::f32, Device::cuda);
+  d.transpose(0, 1).slice(1, 0, 6, 2).copy_(x.slice(0, 0, 1).slice(1, 0, 3));  // (4, 3) <- (1, 3)
+  Tensor h = zeros({6, 4}, DType::f32);
+  h.transpose(0, 1).slice(1, 0, 6, 2).copy_(x.slice(0, 0, 1).slice(1, 0, 3));
+  expect_equal("copy_ host -> strided device view, broadcast, f64 -> f32", d, h);
+  // device -> host into a strided view
+  Tensor back = zeros({4, 12}, DType::f64);
+  back.slice(1, 0, 12, 2).copy_(gpu(x).transpose(0, 1).transpose(0, 1));
+  Tensor expect = zeros({4, 12}, DType::f64);
+  expect.slice(1, 0, 12, 2).copy_(x);
+  CHECK(back.to_vector() == expect.to_vector());
+  // device -> device, i64 and b8 conversions
+  expect_equal("to(i64) on cuda", mul(gpu(x), 10.0).to(DType::i64), mul(x, 10.0).to(DType::i64));
+  expect_equal("to(b8) on cuda", gpu(x).to(DType::b8), x.to(DType::b8));
+  // fill_ of a strided view, add_ and mul_
+  Tensor f = zeros({3, 4}, DType::f64, Device::cuda);
+  f.slice(1, 1, 4, 2).fill_(2.5);
+  Tensor fh = zeros({3, 4}, DType::f64);
+  fh.slice(1, 1, 4, 2).fill_(2.5);
+  expect_equal("fill_ of a strided cuda view", f, fh);
+  f.add_(gpu(x.slice(1, 0, 4).slice(0, 0, 3)), -0.5).mul_(3.0);
+  fh.add_(x.slice(1, 0, 4).slice(0, 0, 3), -0.5).mul_(3.0);
+  expect_close("add_ then mul_ on cuda", f, fh, DType::f64);
+}
+
+TEST_CASE("a graph that crosses devices: to(cuda) and back, gradients land on the leaf's device") {
+  Generator gen(308);
+  Tensor leaf = normal64({3, 4}, gen).requires_grad_();
+  Tensor y = softmax(leaf.to(Device::cuda), 0);         // on the GPU
+  Tensor z = sum(mul(y.to(Device::cpu), y.to(Device::cpu)));  // back on the CPU
+  z.backward();
+  REQUIRE(leaf.grad().defined());
+  CHECK(leaf.grad().device() == Device::cpu);
+  Tensor ref_leaf = leaf.detach().requires_grad_();
+  Tensor yr = softmax(ref_leaf, 0);
+  sum(mul(yr, yr)).backward();
+  CHECK(rel_error(leaf.grad().to_vector(), ref_leaf.grad().to_vector()) < 1e-12);
+}
+
+TEST_CASE("mixing devices names both devices and the op; bad ids on cuda are errors, not crashes") {
   Tensor a = zeros({2, 3}, DType::f32), b = zeros({2, 3}, DType::f32, Device::cuda);
   CHECK_THROWS_WITH_AS(add(a, b), doctest::Contains("add: device mismatch"), Error);
   CHECK_THROWS_WITH_AS(matmul(a, b.transpose(0, 1)), doctest::Contains("device"), Error);
+  CHECK_THROWS_WITH_AS(embedding(b, index_tensor({0}, {1})), doctest::Contains("cpu"), Error);
+  CHECK_THROWS_WITH_AS(embedding(b, index_tensor({0, 7}, {2}).to(Device::cuda)), doctest::Contains("7"), Error);
+  CHECK_THROWS_WITH_AS(cross_entropy(b, index_tensor({1, 3}, {2}).to(Device::cuda)), doctest::Contains("3"), Error);
+  CHECK_THROWS_WITH_AS(attention(b.unsqueeze(0), a.unsqueeze(0), b.unsqueeze(0)), doctest::Contains("device"), Error);
 }
