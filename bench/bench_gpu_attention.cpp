@@ -1,0 +1,295 @@
+// bench/bench_gpu_attention.cpp — causal attention forward + backward on the GPU, beside PyTorch.
+//
+// The workload of issue 4: q, k, v of shape (B, H, T, d_k) = (4, 8, T, 64), float32, on
+// Device::cuda, for T = 1024 and 4096; one timed iteration is
+//   o = attention(q, k, v, {.causal = true});  o.backward(dO)      // dO: a fixed random (B, H, T, d_k)
+// with the leaves' gradients dropped between iterations, the GPU synchronised before the clock
+// starts and before it stops, and the median of the timed iterations reported. Then the same
+// workload in PyTorch (bench/attention_gpu.py, the peer) on the same GPU, and the ratio
+// handgrad ms / PyTorch ms.
+//
+//   bench_gpu_attention [--T 1024,4096] [--bh 32] [--dk 64] [--warmup 3] [--iters 10]
+//                       [--no-torch] [--python EXE] [--help]
+//
+// B·H is split as H = gcd(B·H, 8), B = B·H / H (the peer does the same). --python names the
+// interpreter for the peer (default $HANDGRAD_PYTHON, else python3). Before timing, the program
+// checks the GPU against the CPU (relative error ‖gpu − cpu‖ / ‖cpu‖ of O, dQ, dK, dV at T = 128,
+// all heads; and of O and dQ of head (0, 0) at each timed T) and refuses to time a kernel whose
+// error exceeds 1e-4. Without a usable GPU it prints why and exits 0 (scripts/gpu-check runs it).
+// Exit status: 0 done or skipped, 1 an hg::Error or a failed check, 2 bad arguments.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/error.h"
+#include "engine/random.h"
+#include "engine/tape.h"
+#include "ops/attention.h"
+
+#ifndef HANDGRAD_BENCH_DIR
+#define HANDGRAD_BENCH_DIR "bench"  // bench/CMakeLists.txt gives the source folder
+#endif
+
+using namespace hg;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double kMaxRelErr = 1e-4;
+
+struct Args {
+  std::vector<int64_t> Ts{1024, 4096};
+  int64_t bh = 32, dk = 64;
+  int warmup = 3, iters = 10;
+  bool torch = true;
+  std::string python = std::getenv("HANDGRAD_PYTHON") ? std::getenv("HANDGRAD_PYTHON") : "python3";
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
+      return argv[++i];
+    };
+    auto number = [&](const std::string& text) -> int64_t {
+      size_t used = 0;
+      int64_t n = 0;
+      try { n = std::stoll(text, &used); } catch (const std::exception&) {}
+      if (used == 0 || used != text.size()) throw std::runtime_error(k + " takes whole numbers, not '" + text + "'");
+      return n;
+    };
+    if (k == "--T") {
+      a.Ts.clear();
+      const std::string list = next();
+      for (size_t p = 0; p <= list.size();) {
+        const size_t comma = std::min(list.find(',', p), list.size());
+        a.Ts.push_back(number(list.substr(p, comma - p)));
+        p = comma + 1;
+      }
+    }
+    else if (k == "--bh") a.bh = number(next());
+    else if (k == "--dk") a.dk = number(next());
+    else if (k == "--warmup") a.warmup = static_cast<int>(number(next()));
+    else if (k == "--iters") a.iters = static_cast<int>(number(next()));
+    else if (k == "--no-torch") a.torch = false;
+    else if (k == "--python") a.python = next();
+    else if (k == "--help" || k == "-h") {
+      fmt::print("usage: bench_gpu_attention [--T 1024,4096] [--bh 32] [--dk 64] [--warmup 3] [--iters 10]\n"
+                 "                           [--no-torch] [--python EXE]\n"
+                 "(see the head of bench/bench_gpu_attention.cpp)\n");
+      std::exit(0);
+    }
+    else throw std::runtime_error("unknown option " + k + " (see --help)");
+  }
+  if (a.bh < 1 || a.dk < 1 || a.iters < 1 || a.warmup < 0 || a.Ts.empty() ||
+      std::any_of(a.Ts.begin(), a.Ts.end(), [](int64_t T) { return T < 1; }))
+    throw std::runtime_error("--T, --bh, --dk and --iters must be positive, --warmup not negative");
+  return a;
+}
+
+// Counted as FlashAttention-2's benchmark counts them, so figures compare with published ones:
+// forward = two (T × T × d) gemms, S = Q Kᵀ and O = P V, of 2·T²·d each, halved by the causal
+// mask: 2·2·BH·T²·d / 2; backward = 2.5× forward (its four gemms plus recomputing S). In all
+// 3.5 × 2·BH·T²·d = 7·BH·T²·d. handgrad's backward has no recompute; the count is a convention.
+double flops(int64_t bh, int64_t T, int64_t d) {
+  return 7.0 * static_cast<double>(bh) * static_cast<double>(T) * static_cast<double>(T) * static_cast<double>(d);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// ‖gpu − cpu‖ / ‖cpu‖ over all elements, in double.
+double rel_err(const Tensor& gpu, const Tensor& cpu) {
+  const std::vector<double> a = gpu.contiguous().to(Device::cpu).to_vector(), b = cpu.to_vector();
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    ref += b[i] * b[i];
+  }
+  return std::sqrt(diff) / std::sqrt(ref);
+}
+
+Shape shape_of(int64_t bh, int64_t T, int64_t d) {
+  const int64_t H = std::gcd(bh, int64_t{8});
+  return {bh / H, H, T, d};
+}
+
+// Causal attention forward + backward on the CPU, from host copies of the given tensors.
+struct CpuResult { Tensor o, dq, dk, dv; };
+CpuResult cpu_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO) {
+  auto leaf = [](const Tensor& t) { return t.detach().contiguous().to(Device::cpu).requires_grad_(); };
+  Tensor qc = leaf(q), kc = leaf(k), vc = leaf(v);
+  Tensor o = attention(qc, kc, vc, {.causal = true});
+  o.backward(dO.detach().contiguous().to(Device::cpu));
+  return {o.detach(), qc.grad(), kc.grad(), vc.grad()};
+}
+
+bool report_check(const std::string& what, const std::vector<std::pair<const char*, double>>& errs) {
+  bool ok = true;
+  std::string line;
+  for (auto& [name, e] : errs) {
+    line += fmt::format("  {} {:.2e}", name, e);
+    ok = ok && e <= kMaxRelErr;  // NaN fails too
+  }
+  fmt::print("check {}: ||gpu - cpu|| / ||cpu||{}  (limit {:.0e}) {}\n", what, line, kMaxRelErr, ok ? "ok" : "FAIL");
+  return ok;
+}
+
+// The whole workload at a small T, every head, GPU against CPU.
+bool check_small(const Args& a) {
+  const int64_t T = 128;
+  Generator gen(1);
+  const Shape s = shape_of(a.bh, T, a.dk);
+  Tensor q = randn(s, gen).to(Device::cuda).requires_grad_(), k = randn(s, gen).to(Device::cuda).requires_grad_(),
+         v = randn(s, gen).to(Device::cuda).requires_grad_(), dO = randn(s, gen).to(Device::cuda);
+  Tensor o = attention(q, k, v, {.causal = true});
+  o.backward(dO);
+  const CpuResult c = cpu_attention(q, k, v, dO);
+  return report_check(fmt::format("T={} (all {} heads)", T, a.bh),
+                      {{"O", rel_err(o, c.o)}, {"dQ", rel_err(q.grad(), c.dq)}, {"dK", rel_err(k.grad(), c.dk)},
+                       {"dV", rel_err(v.grad(), c.dv)}});
+}
+
+struct Timed { double ms = 0; bool ok = false; };
+
+Timed time_one(const Args& a, int64_t T) {
+  const CudaBackend& cu = *cuda_backend();
+  Generator gen(0);
+  const Shape s = shape_of(a.bh, T, a.dk);
+  Tensor q = randn(s, gen).to(Device::cuda).requires_grad_(), k = randn(s, gen).to(Device::cuda).requires_grad_(),
+         v = randn(s, gen).to(Device::cuda).requires_grad_(), dO = randn(s, gen).to(Device::cuda);  // (B, H, T, d_k)
+  Tensor o;
+  std::vector<double> ms;
+  for (int i = 0; i < a.warmup + a.iters; ++i) {
+    for (Tensor* leaf : {&q, &k, &v}) leaf->zero_grad();
+    cu.synchronize();
+    const auto t0 = Clock::now();
+    o = attention(q, k, v, {.causal = true});  // (B, H, T, d_k)
+    o.backward(dO);
+    cu.synchronize();
+    if (i >= a.warmup) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  // The last iteration's answers for head (0, 0), against the CPU at this T.
+  auto head = [](const Tensor& t) { return t.detach().index({0, 0}); };  // (T, d_k)
+  const CpuResult c = cpu_attention(head(q), head(k), head(v), head(dO));
+  const bool ok = report_check(fmt::format("T={} (head 0 of {})", T, a.bh),
+                               {{"O", rel_err(head(o), c.o)}, {"dQ", rel_err(head(q.grad()), c.dq)}});
+  return {median(ms), ok};
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs the peer for one T; its last line is one JSON object. On failure, the reason in *why.
+std::optional<nlohmann::json> run_peer(const Args& a, int64_t T, std::string* why) {
+  const std::string cmd = fmt::format("{} {} --T {} --bh {} --dk {} --warmup {} --iters {} 2>&1", shell_quote(a.python),
+                                      shell_quote(std::string(HANDGRAD_BENCH_DIR) + "/attention_gpu.py"), T, a.bh,
+                                      a.dk, a.warmup, a.iters);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    *why = "could not start " + a.python;
+    return std::nullopt;
+  }
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = pclose(p);
+  // The JSON is the last line that starts with '{' (warnings on stderr may come after it).
+  std::string json_line, last_line;
+  for (size_t pos = 0; pos < out.size();) {
+    const size_t end = std::min(out.find('\n', pos), out.size());
+    const std::string line = out.substr(pos, end - pos);
+    if (!line.empty()) last_line = line;
+    if (line.starts_with("{")) json_line = line;
+    pos = end + 1;
+  }
+  const nlohmann::json j = nlohmann::json::parse(json_line, nullptr, /*allow_exceptions=*/false);
+  const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (j.is_object() && j.contains("ms") && exited_ok) return j;
+  if (j.is_object() && j.contains("error"))
+    *why = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
+  else
+    *why = fmt::format("{} exited with status {}: {}", a.python, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                       last_line.empty() ? "no output" : last_line);
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  try {
+    a = parse(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_gpu_attention: {}\n", e.what());
+    return 2;
+  }
+  try {
+    const CudaBackend* cu = cuda_backend();
+    if (!cu || !cu->device_available()) {
+      fmt::print("bench_gpu_attention: skipped: {}\n", cu ? cu->device_summary() : "built without CUDA");
+      return 0;
+    }
+    const Shape s = shape_of(a.bh, 1, a.dk);
+    fmt::print("bench_gpu_attention on {}: causal attention forward + backward, float32, B·H = {} (B {}, H {}), "
+               "d_k = {}; median of {} iterations after {} warm-up\n",
+               cu->device_summary(), a.bh, s[0], s[1], a.dk, a.iters, a.warmup);
+    fmt::print("FLOPs counted as 7·B·H·T²·d_k (forward 2·B·H·T²·d_k: two T×T×d_k gemms halved by the causal mask; "
+               "backward 2.5× forward, FlashAttention-2's convention)\n");
+    if (!check_small(a)) return 1;
+
+    std::vector<double> ours;
+    for (int64_t T : a.Ts) {
+      const Timed t = time_one(a, T);
+      if (!t.ok) return 1;
+      fmt::print("T={}: handgrad {:.3f} ms forward + backward, {:.2f} TFLOP/s\n", T, t.ms,
+                 flops(a.bh, T, a.dk) / (t.ms * 1e-3) / 1e12);
+      ours.push_back(t.ms);
+    }
+
+    if (!a.torch) return 0;
+    std::vector<nlohmann::json> peer;
+    for (int64_t T : a.Ts) {
+      std::string why;
+      std::optional<nlohmann::json> j = run_peer(a, T, &why);
+      if (!j) {
+        fmt::print("PyTorch peer: not available ({})\n", why);
+        return 0;
+      }
+      peer.push_back(*j);
+    }
+    fmt::print("PyTorch peer: torch {} on {}, {} path (bench/attention_gpu.py)\n", peer[0].value("torch", "?"),
+               peer[0].value("device", "?"), peer[0].value("path", "?"));
+    fmt::print("{:>6}  {:>11}  {:>10}  {:>6}  {:>16}  {:>15}\n", "T", "handgrad ms", "PyTorch ms", "ratio",
+               "handgrad TFLOP/s", "PyTorch TFLOP/s");
+    for (size_t i = 0; i < a.Ts.size(); ++i) {
+      const double theirs = peer[i]["ms"].get<double>(), f = flops(a.bh, a.Ts[i], a.dk) / 1e9;  // GFLOP
+      fmt::print("{:>6}  {:>11.3f}  {:>10.3f}  {:>6.2f}  {:>16.2f}  {:>15.2f}\n", a.Ts[i], ours[i], theirs,
+                 ours[i] / theirs, f / ours[i], f / theirs);
+    }
+    fmt::print("ratio = handgrad ms / PyTorch ms (below 1: handgrad is faster)\n");
+    return 0;
+  } catch (const std::exception& e) {  // hg::Error, and anything else that stops the run
+    fmt::print(stderr, "bench_gpu_attention: {}\n", e.what());
+    return 1;
+  }
+}
