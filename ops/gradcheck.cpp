@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "engine/tape.h"
@@ -13,15 +14,19 @@
 namespace hg {
 
 std::string GradcheckReport::message() const {
-  if (passed) return fmt::format("passed: {} elements, max abs err {:.3g}, max rel err {:.3g}", checked, max_abs_err, max_rel_err);
-  return fmt::format("FAILED: worst element {}; max abs err {:.3g}, max rel err {:.3g}", worst, max_abs_err, max_rel_err);
+  const char* on = device_name(device);
+  if (passed)
+    return fmt::format("passed on {}: {} elements, max abs err {:.3g}, max rel err {:.3g}", on, checked, max_abs_err,
+                       max_rel_err);
+  return fmt::format("FAILED on {}: worst element {}; max abs err {:.3g}, max rel err {:.3g}", on, worst, max_abs_err,
+                     max_rel_err);
 }
 
 Tensor noncontiguous_copy(const Tensor& x) {
   if (x.dim() == 0 || x.numel() <= 1) return x.detach().clone();
   Shape wide = x.shape();
   wide.back() *= 2;
-  Tensor buf = full(wide, std::nan(""), x.dtype());  // the gaps hold NaN: reading one would show
+  Tensor buf = full(wide, std::nan(""), x.dtype(), x.device());  // the gaps hold NaN: reading one would show
   NoGradGuard ng;
   Tensor v = buf.slice(-1, 0, wide.back(), 2);
   v.copy_(x.detach());
@@ -36,38 +41,62 @@ double eval_scalar(const TensorFn& f, const std::vector<Tensor>& xs, const Tenso
   return weights.defined() ? sum(mul(out, weights)).item() : out.item();
 }
 
-// Perturbs element i of x by +eps and -eps (restoring it after) and returns the central difference.
-double central_difference(const TensorFn& f, const std::vector<Tensor>& xs, const Tensor& x, int64_t i,
+// Element i (row-major) of x as a 0-d view of its storage: fill_ on it writes that one element in
+// place, in x's own layout, on either device (set_flat is CPU-only).
+Tensor element(const Tensor& x, int64_t i) {
+  std::vector<int64_t> index(static_cast<size_t>(x.dim()));
+  for (int64_t d = x.dim() - 1; d >= 0; --d) {
+    index[static_cast<size_t>(d)] = i % x.size(d);
+    i /= x.size(d);
+  }
+  Tensor e = x.detach();
+  for (int64_t k : index) e = e.select(0, k);
+  return e;
+}
+
+// Sets element i of x to x0 + eps and x0 - eps, restoring x0 after, and returns the central
+// difference. x0 is the element's value, read by the caller from a host copy of x.
+double central_difference(const TensorFn& f, const std::vector<Tensor>& xs, const Tensor& x, int64_t i, double x0,
                           const Tensor& weights, double eps) {
   NoGradGuard ng;
-  const double x0 = x.get_flat(i);
-  x.detach().set_flat(i, x0 + eps);
+  Tensor xi = element(x, i);
+  xi.fill_(x0 + eps);
   const double up = eval_scalar(f, xs, weights);
-  x.detach().set_flat(i, x0 - eps);
+  xi.fill_(x0 - eps);
   const double down = eval_scalar(f, xs, weights);
-  x.detach().set_flat(i, x0);
+  xi.fill_(x0);
   return (up - down) / (2 * eps);
 }
 
 void check_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool noncontig,
                   const GradcheckOptions& o, GradcheckReport& rep) {
+  // The inputs on the check's device: masks, indices and constants as plain copies, the float64
+  // inputs that require grad as fresh leaves there (laid out non-contiguously when asked).
   std::vector<Tensor> xs;
   for (const Tensor& x : originals) {
-    if (!x.defined() || !x.requires_grad()) {
+    if (!x.defined()) {
       xs.push_back(x);
+      continue;
+    }
+    if (!x.requires_grad()) {
+      xs.push_back(x.detach().to(o.device));
       continue;
     }
     if (x.dtype() != DType::f64)
       fail("gradcheck", "input {} is {}; finite differences need float64 inputs (use .to(DType::f64))",
            x.describe(), dtype_name(x.dtype()));
-    Tensor c = noncontig ? noncontiguous_copy(x) : x.detach().clone();
+    Tensor on_device = x.detach().to(o.device);
+    Tensor c = noncontig ? noncontiguous_copy(on_device) : on_device.clone();
     c.requires_grad_();
     xs.push_back(c);
   }
   Tensor out = f(xs);
   if (!out.defined()) fail("gradcheck", "the function returned an undefined tensor");
+  if (out.device() != o.device)
+    fail("gradcheck", "the function's output {} is on {}, but the check runs on {}: f must compute on the device "
+         "of its inputs", out.describe(), device_name(out.device()), device_name(o.device));
   Generator gen(o.seed);
-  Tensor weights = randn(out.shape(), gen, out.dtype());
+  Tensor weights = randn(out.shape(), gen, out.dtype()).to(o.device);
   for (double v : out.to_vector())
     if (!std::isfinite(v)) fail("gradcheck", "the function's output {} holds a non-finite value", out.describe());
   if (out.requires_grad()) sum(mul(out, weights)).backward();
@@ -77,8 +106,9 @@ void check_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool 
     if (!xs[k].defined() || !xs[k].requires_grad()) continue;
     Tensor analytic = xs[k].grad();
     std::vector<double> a = analytic.defined() ? analytic.to_vector() : std::vector<double>(xs[k].numel(), 0.0);
+    const std::vector<double> x0 = xs[k].to_vector();  // one read from the device, not one per element
     for (int64_t i = 0; i < xs[k].numel(); ++i) {
-      double num = central_difference(f, xs, xs[k], i, weights, o.eps);
+      double num = central_difference(f, xs, xs[k], i, x0[i], weights, o.eps);
       double err = std::abs(a[i] - num);
       ++rep.checked;
       const double bound = o.atol + o.rtol * std::abs(num);
@@ -99,7 +129,9 @@ void check_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool 
 }  // namespace
 
 GradcheckReport gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& o) {
+  if (o.device == Device::cuda) require_cuda("gradcheck");  // says why not (no GPU, no CUDA build) before any work
   GradcheckReport rep;
+  rep.device = o.device;
   check_layout(f, inputs, false, o, rep);
   if (o.noncontiguous) check_layout(f, inputs, true, o, rep);
   return rep;
@@ -110,10 +142,11 @@ Tensor numeric_gradient(const TensorFn& f, const std::vector<Tensor>& inputs, si
   const Tensor& x = inputs[which];
   if (x.dtype() != DType::f64) fail("numeric_gradient", "input {} must be float64", x.describe());
   std::vector<Tensor> xs = inputs;
-  xs[which] = x.detach().clone();
-  Tensor g = zeros(x.shape(), DType::f64);
-  for (int64_t i = 0; i < x.numel(); ++i) g.set_flat(i, central_difference(f, xs, xs[which], i, Tensor(), eps));
-  return g;
+  xs[which] = x.detach().clone();  // perturbed in place; the caller's tensor is never written
+  const std::vector<double> x0 = x.to_vector();
+  std::vector<double> g(x0.size());
+  for (int64_t i = 0; i < x.numel(); ++i) g[i] = central_difference(f, xs, xs[which], i, x0[i], Tensor(), eps);
+  return tensor(g, x.shape(), DType::f64).to(x.device());
 }
 
 }  // namespace hg

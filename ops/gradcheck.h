@@ -6,6 +6,11 @@
 // A random R checks every output direction at once (a wrong Jacobian entry cannot hide unless it
 // is orthogonal to R, which has probability zero). Tolerances are PyTorch's defaults:
 // an element passes when |analytic - numeric| <= atol + rtol * |numeric|.
+//
+// The check runs on one device (GradcheckOptions::device): the inputs are copied there, and the
+// forward, the backward and every perturbed evaluation run there; only each evaluation's scalar L
+// and the finished gradients come back to the host. So the same cases check the CPU kernels and,
+// with Device::cuda, the CUDA kernels behind the same ops.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -22,8 +27,9 @@ struct GradcheckOptions {
   double eps = 1e-6;
   double atol = 1e-5;
   double rtol = 1e-3;
-  bool noncontiguous = true;  // also check with every input laid out non-contiguously
-  uint64_t seed = 1234;       // for the output weights R
+  bool noncontiguous = true;    // also check with every input laid out non-contiguously
+  uint64_t seed = 1234;         // for the output weights R (drawn on the host: the same R on every device)
+  Device device = Device::cpu;  // where the whole check runs; the inputs are copied there
 };
 
 struct GradcheckReport {
@@ -33,18 +39,23 @@ struct GradcheckReport {
   int64_t checked = 0;       // elements compared
   std::string worst;         // "input 1 [2, 0] (non-contiguous): analytic 0.123, numeric 0.124"
   double worst_violation = 0.0;  // that element's error / (atol + rtol |numeric|); > 1 fails
-  std::string message() const;
+  Device device = Device::cpu;   // where the check ran
+  std::string message() const;   // "passed on cuda: ..." or "FAILED on cuda: worst element ..."
 };
 
 // Checks d f / d x for every input that requires grad (they must be float64; the others, such
-// as masks and indices, are held constant). The inputs themselves are never modified.
+// as masks and indices, are held constant). The inputs themselves are never modified. Every
+// input, whatever its device, is copied to opts.device: one that requires grad becomes a fresh
+// leaf there. f must compute on its inputs' device: a tensor it makes itself (a mask, a constant)
+// belongs on x[0].device(), or is better passed in as an input that does not require grad.
 GradcheckReport gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {});
 
 // Central-difference gradient of a scalar-valued f with respect to inputs[which] (float64),
-// for labs that show "finite differences" beside the formula and the tape.
+// for labs that show "finite differences" beside the formula and the tape. It runs where the
+// inputs are (f is evaluated on them as given) and returns the gradient on inputs[which]'s device.
 Tensor numeric_gradient(const TensorFn& f, const std::vector<Tensor>& inputs, size_t which, double eps = 1e-6);
 
-// The same values laid out non-contiguously (every other element of a wider buffer).
+// The same values laid out non-contiguously (every other element of a wider buffer), on x's device.
 Tensor noncontiguous_copy(const Tensor& x);
 
 }  // namespace hg

@@ -1,5 +1,6 @@
 // Gradcheck cases for ops/attention.h: the one "attention" tape entry with each kind of mask,
-// scale and shape. Gradients flow to Q, K and V; masks are constants.
+// scale and shape. Gradients flow to Q, K and V; masks are constants, passed as a fourth input
+// that does not require grad, so gradcheck holds them fixed and moves them to the device checked.
 #include <limits>
 
 #include "gradcheck_cases.h"
@@ -30,6 +31,11 @@ Tensor combined_mask(const std::vector<int64_t>& lengths, int64_t T, bool left) 
 void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   using V = std::vector<Tensor>;
   auto qkv = [&](const Shape& q, const Shape& k, const Shape& v) { return V{leaf(q, gen), leaf(k, gen), leaf(v, gen)}; };
+  auto qkv_mask = [&](const Shape& q, const Shape& k, const Shape& v, const Tensor& mask) {
+    V x = qkv(q, k, v);
+    x.push_back(mask);
+    return x;
+  };
 
   out.push_back({"attention", "no mask (2, 4, 3)", [](const V& x) { return attention(x[0], x[1], x[2]); },
                  qkv({2, 4, 3}, {2, 4, 3}, {2, 4, 3})});
@@ -38,22 +44,19 @@ void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"attention", "causal, no scale (scale 1)",
                  [](const V& x) { return attention(x[0], x[1], x[2], {.scale = 1.0, .causal = true}); },
                  qkv({4, 3}, {4, 3}, {4, 3})});
+  auto masked = [](const V& x) { return attention(x[0], x[1], x[2], {.mask = x[3]}); };
   Tensor pad = padding_mask({4, 2}, 4, /*left=*/false);
-  out.push_back({"attention", "bool padding (B, 1, 1, T), 2 heads",
-                 [pad](const V& x) { return attention(x[0], x[1], x[2], {.mask = pad}); },
-                 qkv({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2})});
+  out.push_back({"attention", "bool padding (B, 1, 1, T), 2 heads", masked,
+                 qkv_mask({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2}, pad)});
   out.push_back({"attention", "causal + padding (B, 1, 1, T)",
-                 [pad](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .mask = pad}); },
-                 qkv({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2})});
+                 [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .mask = x[3]}); },
+                 qkv_mask({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2}, pad)});
   Tensor combined = combined_mask({4, 2}, 4, /*left=*/true);  // left padding: fully masked early rows
-  out.push_back({"attention", "combined (B, 1, T, T), left-padded",
-                 [combined](const V& x) { return attention(x[0], x[1], x[2], {.mask = combined}); },
-                 qkv({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2})});
+  out.push_back({"attention", "combined (B, 1, T, T), left-padded", masked,
+                 qkv_mask({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2}, combined)});
   const double h = -std::numeric_limits<double>::infinity();
   Tensor additive = tensor({0, h, -1.5, h, 0.5, 0, h, 0.25, 0, 0, 0, 0, 1, h, -2, 0}, {4, 4}, DType::f64);
-  out.push_back({"attention", "additive float mask (T, T)",
-                 [additive](const V& x) { return attention(x[0], x[1], x[2], {.mask = additive}); },
-                 qkv({2, 4, 3}, {2, 4, 3}, {2, 4, 2})});
+  out.push_back({"attention", "additive float mask (T, T)", masked, qkv_mask({2, 4, 3}, {2, 4, 3}, {2, 4, 2}, additive)});
   out.push_back({"attention", "Tq 3 != Tk 5, causal",
                  [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true}); },
                  qkv({2, 3, 4}, {2, 5, 4}, {2, 5, 2})});

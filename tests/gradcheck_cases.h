@@ -1,5 +1,10 @@
 // tests/gradcheck_cases.h — every differentiable op, as a gradcheck case on fresh random inputs.
 // Used by the doctest suites (one assertion per case) and by the `gradcheck` program (one table).
+//
+// A case runs unchanged on either device: gradcheck copies its inputs to the device being
+// checked, so a case's fn builds nothing on a fixed device. Masks, index tensors and constants
+// are inputs that do not require grad (gradcheck moves them with the rest); any tensor that fn
+// still has to make itself belongs on x[0].device().
 #pragma once
 #include <string>
 #include <vector>
@@ -13,6 +18,10 @@ struct GradcheckCase {
   std::string variant;  // "dim 0, broadcast", "causal", ...
   TensorFn fn;
   std::vector<Tensor> inputs;  // float64 leaves that require grad; masks and indices do not
+  // Why the case cannot run on CUDA yet (its op has no CUDA kernel); empty when it can.
+  std::string not_on_cuda = {};
+
+  bool runs_on(Device d) const { return d == Device::cpu || not_on_cuda.empty(); }
 };
 
 // All cases, built from a fixed seed (the same inputs run after run).

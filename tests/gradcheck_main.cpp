@@ -1,17 +1,21 @@
 // gradcheck — run the float64 finite-difference check over every op and print one table.
-//   gradcheck [--json FILE] [--filter OP]
+//   gradcheck [--device cpu|cuda|all] [--json FILE] [--filter OP]
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "engine/backend.h"
 #include "gradcheck_cases.h"
 
 using namespace hg;
 
 namespace {
+
+constexpr int kSkipped = 77;  // ctest's SKIP_RETURN_CODE (tests/CMakeLists.txt)
 
 std::string json_escape(const std::string& s) {
   std::string o;
@@ -24,50 +28,104 @@ std::string json_escape(const std::string& s) {
 }
 
 void usage() {
-  std::puts("usage: gradcheck [--json FILE] [--filter OP]\n"
+  std::puts("usage: gradcheck [--device cpu|cuda|all] [--json FILE] [--filter OP]\n"
             "Checks every differentiable op's backward against float64 central differences\n"
             "(eps 1e-6, atol 1e-5, rtol 1e-3), with contiguous and non-contiguous inputs,\n"
-            "and prints one row per op and variant. Exit status 1 if any check fails.");
+            "and prints one row per op and variant on each device checked.\n"
+            "  --device D   cpu (the default), cuda, or all (cpu and cuda: a row per device).\n"
+            "               On cuda the whole check runs on the GPU; a case whose op has no CUDA\n"
+            "               kernel yet gets a row that says so (not run, not a pass).\n"
+            "  --json FILE  also write every row (with its device) as JSON.\n"
+            "  --filter OP  only the ops whose name contains OP.\n"
+            "Exit status: 1 if any check fails; 77 (ctest's skip) for --device cuda where no\n"
+            "usable GPU is present or handgrad was built without CUDA (--device all then checks\n"
+            "the cpu only and says why).");
+}
+
+// Why CUDA cannot be checked here, or nullptr when it can.
+const char* cuda_unavailable() {
+  const CudaBackend* cu = cuda_backend();
+  if (!cu) return "handgrad was built without CUDA";
+  if (!cu->device_available()) return cu->device_summary();
+  return nullptr;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json_path, filter;
+  std::string json_path, filter, device = "cpu";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+    else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
     else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) { usage(); return 0; }
     else { fmt::print(stderr, "gradcheck: unknown argument '{}'\n", argv[i]); usage(); return 2; }
   }
+  if (device != "cpu" && device != "cuda" && device != "all") {
+    fmt::print(stderr, "gradcheck: --device must be cpu, cuda or all, not '{}'\n", device);
+    return 2;
+  }
+
+  std::vector<Device> devices;
+  if (device != "cuda") devices.push_back(Device::cpu);
+  if (device != "cpu") {
+    if (const char* why = cuda_unavailable()) {
+      if (device == "cuda") {
+        fmt::print("SKIPPED: gradcheck --device cuda needs a usable NVIDIA GPU: {}\n", why);
+        return kSkipped;
+      }
+      fmt::print("cuda: not checked: {} (the table has the cpu rows only)\n", why);
+    } else {
+      fmt::print("GPU: {}\n", cuda_backend()->device_summary());
+      devices.push_back(Device::cuda);
+    }
+  }
+
   auto cases = cases::all_cases();
   fmt::print("{:<18} {:<40} {:<8} {:<6} {:>12} {:>12}  {}\n", "op", "variant", "dtype", "device", "max abs err",
              "max rel err", "result");
   fmt::print("{}\n", std::string(108, '-'));
-  int failed = 0, run = 0;
+  int failed = 0, run = 0, not_run = 0, rows = 0;
   std::string json = "{\"eps\": 1e-6, \"atol\": 1e-5, \"rtol\": 1e-3, \"rows\": [\n";
   for (const auto& c : cases) {
     if (!filter.empty() && c.op.find(filter) == std::string::npos) continue;
-    GradcheckReport r;
-    std::string err;
-    try {
-      r = gradcheck(c.fn, c.inputs);
-    } catch (const std::exception& e) {
-      r.passed = false;
-      err = e.what();
+    for (Device d : devices) {
+      const char* dev = device_name(d);
+      const std::string sep = rows++ > 0 ? ",\n" : "";
+      if (!c.runs_on(d)) {  // listed, so the table shows what is missing, but neither run nor passed
+        ++not_run;
+        fmt::print("{:<18} {:<40} {:<8} {:<6} {:>12} {:>12}  {}\n", c.op, c.variant, "float64", dev, "-", "-", "not run");
+        fmt::print("    {}\n", c.not_on_cuda);
+        json += fmt::format("{}  {{\"op\": \"{}\", \"variant\": \"{}\", \"dtype\": \"float64\", \"device\": \"{}\", "
+                            "\"max_abs_err\": null, \"max_rel_err\": null, \"checked\": 0, \"passed\": false, "
+                            "\"status\": \"not run\", \"reason\": \"{}\"}}",
+                            sep, json_escape(c.op), json_escape(c.variant), dev, json_escape(c.not_on_cuda));
+        continue;
+      }
+      GradcheckReport r;
+      std::string err;
+      try {
+        r = gradcheck(c.fn, c.inputs, {.device = d});
+      } catch (const std::exception& e) {
+        r.passed = false;
+        err = e.what();
+      }
+      ++run;
+      if (!r.passed) ++failed;
+      fmt::print("{:<18} {:<40} {:<8} {:<6} {:>12.3e} {:>12.3e}  {}\n", c.op, c.variant, "float64", dev, r.max_abs_err,
+                 r.max_rel_err, r.passed ? "pass" : "FAIL");
+      if (!r.passed) fmt::print("    {}\n", err.empty() ? r.worst : err);
+      json += fmt::format("{}  {{\"op\": \"{}\", \"variant\": \"{}\", \"dtype\": \"float64\", \"device\": \"{}\", "
+                          "\"max_abs_err\": {:.6e}, \"max_rel_err\": {:.6e}, \"checked\": {}, \"passed\": {}, "
+                          "\"status\": \"{}\"}}",
+                          sep, json_escape(c.op), json_escape(c.variant), dev, r.max_abs_err, r.max_rel_err, r.checked,
+                          r.passed ? "true" : "false", r.passed ? "pass" : "fail");
     }
-    ++run;
-    if (!r.passed) ++failed;
-    fmt::print("{:<18} {:<40} {:<8} {:<6} {:>12.3e} {:>12.3e}  {}\n", c.op, c.variant, "float64", "cpu", r.max_abs_err,
-               r.max_rel_err, r.passed ? "pass" : "FAIL");
-    if (!r.passed) fmt::print("    {}\n", err.empty() ? r.worst : err);
-    json += fmt::format("{}  {{\"op\": \"{}\", \"variant\": \"{}\", \"dtype\": \"float64\", \"device\": \"cpu\", "
-                        "\"max_abs_err\": {:.6e}, \"max_rel_err\": {:.6e}, \"checked\": {}, \"passed\": {}}}",
-                        run > 1 ? ",\n" : "", json_escape(c.op), json_escape(c.variant), r.max_abs_err, r.max_rel_err,
-                        r.checked, r.passed ? "true" : "false");
   }
   json += "\n]}\n";
-  fmt::print("{}\n{} checks, {} passed, {} failed\n", std::string(108, '-'), run, run - failed, failed);
+  fmt::print("{}\n{} checks, {} passed, {} failed", std::string(108, '-'), run, run - failed, failed);
+  if (not_run) fmt::print(", {} not run (no CUDA kernel yet)", not_run);
+  fmt::print("\n");
   if (!json_path.empty()) {
     std::ofstream f(json_path);
     if (!f) { fmt::print(stderr, "gradcheck: cannot write {}\n", json_path); return 2; }
