@@ -159,6 +159,10 @@ const CudaBackend kBackend{
     .cross_entropy = cuda::cross_entropy,
     .cross_entropy_backward = cuda::cross_entropy_backward,
     .attention_scale_mask = cuda::attention_scale_mask,
+    .rope = cuda::rope,
+    .alibi_bias = cuda::alibi_bias,
+    .sinusoidal_positions = cuda::sinusoidal_positions,
+    .adamw = cuda::adamw,
 };
 
 }  // namespace

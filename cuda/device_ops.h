@@ -86,4 +86,9 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
 
 Tensor gemm(const Tensor& a, const Tensor& b, double alpha);
 
+Tensor rope(const Tensor& x, int64_t start, double base, int direction);
+Tensor alibi_bias(int64_t heads, int64_t T, DType t);
+Tensor sinusoidal_positions(int64_t T, int64_t d, DType t);
+void adamw(const Tensor& w, const Tensor& g, const Tensor& m, const Tensor& v, const AdamWStep& c);
+
 }  // namespace hg::cuda

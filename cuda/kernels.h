@@ -127,4 +127,23 @@ cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int6
 cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx, int64_t P, int64_t V, int64_t d,
                                       void* dw, long long* status, cudaStream_t s);
 
+// ---------------------------------------------------------------- training (train.cu)
+
+// y = R_θ x pair by pair (ops/positional.h), θ = (start + t) · base^(−2i/d_h), direction −1 for −θ.
+// g spans (lead..., T, d_h/2): operand 0 y (contiguous, stride 2 on the last dimension), operand 1
+// x (2 · sd on the last dimension); sd is x's stride between a pair's two elements.
+cudaError_t launch_rope(Elem t, void* y, const void* x, int64_t sd, int64_t T_len, int64_t half, int64_t start,
+                        double base, int direction, const Geometry<2>& g, cudaStream_t s);
+// b (H, T, T) contiguous: the ALiBi bias; pe (T, d) contiguous: the sinusoidal table.
+cudaError_t launch_alibi(Elem t, void* b, int64_t H, int64_t T_len, cudaStream_t s);
+cudaError_t launch_sinusoidal(Elem t, void* pe, int64_t T_len, int64_t d, cudaStream_t s);
+
+// One AdamW step's constants (nn/optim.cpp), rounded to the element type by the launcher.
+struct AdamWScalars {
+  double decay, b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, eps, neg_step;
+};
+// In place on n contiguous elements of w, m, v, reading g.
+cudaError_t launch_adamw(Elem t, void* w, const void* g, void* m, void* v, const AdamWScalars& c, int64_t n,
+                         cudaStream_t s);
+
 }  // namespace hg::cuda

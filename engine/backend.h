@@ -52,6 +52,12 @@ enum class BinaryOp : uint8_t {
 const char* unary_op_name(UnaryOp op);    // "exp", "add_scalar", ...
 const char* binary_op_name(BinaryOp op);  // "add", "relu_backward", ...
 
+// One AdamW step's constants (nn/optim.cpp computes them on the host from the step count):
+// w ← w · decay + neg_step · m / (√v / bc2_sqrt + eps) after m, v take in the gradient.
+struct AdamWStep {
+  double decay, b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, eps, neg_step;
+};
+
 struct CudaBackend {
   bool (*device_available)();       // a usable GPU is present
   const char* (*device_summary)();  // e.g. "NVIDIA H200, sm_90" or why none is usable
@@ -151,6 +157,19 @@ struct CudaBackend {
   // mask: undefined, b8, or S's dtype; it broadcasts to S's shape. With softmax_rows after
   // it, a row with no visible key gets zero weights.
   void (*attention_scale_mask)(const Tensor& S, double scale, bool causal, const Tensor& mask);
+
+  // ---------------------------------------------------------------- device ops: training
+
+  // RoPE on interleaved pairs (ops/positional.h): x (..., T, d_h), any strides, d_h even ->
+  // y = R_θ x (fresh, contiguous), θ = (start + t) · base^(−2i/d_h); direction −1 rotates by −θ
+  // (the backward). Angles in double, rounded once to x's dtype, as on the CPU.
+  Tensor (*rope)(const Tensor& x, int64_t start, double base, int direction);
+  // ALiBi's bias (H, T, T) and the sinusoidal table (T, d) of ops/positional.h, built on the device.
+  Tensor (*alibi_bias)(int64_t heads, int64_t T, DType t);
+  Tensor (*sinusoidal_positions)(int64_t T, int64_t d, DType t);
+  // One AdamW step in place on contiguous w, m, v (same shape and dtype as the gradient g), with
+  // nn/optim.cpp's operations, order and roundings: the same bits as the CPU update.
+  void (*adamw)(const Tensor& w, const Tensor& g, const Tensor& m, const Tensor& v, const AdamWStep& c);
 };
 
 const CudaBackend* cuda_backend();  // nullptr in a build without CUDA

@@ -28,16 +28,18 @@
 #define HG_OPTIM_AVX2 1
 #endif
 
+#include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/tape.h"
+#include "ops/elementwise.h"
 
 namespace hg::nn {
 
 namespace {
 
-// Parameters an optimizer can update in place with one flat loop: defined, float, on the cpu,
-// contiguous, each listed once.
+// Parameters an optimizer can update in place with one flat loop: defined, float, contiguous,
+// each listed once, all on one device.
 void check_params(const char* op, const std::vector<Tensor>& params) {
   std::unordered_set<const TensorImpl*> seen;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -46,9 +48,9 @@ void check_params(const char* op, const std::vector<Tensor>& params) {
     if (!is_floating(p.dtype()))
       fail(op, "parameter {} ({}) has dtype {}; only float32/float64 parameters can be optimized", i, p.describe(),
            dtype_name(p.dtype()));
-    if (p.device() != Device::cpu)
-      fail(op, "parameter {} ({}) is on {}; this optimizer runs on the cpu only for now", i, p.describe(),
-           device_name(p.device()));
+    if (p.device() != params[0].device())
+      fail(op, "parameter {} ({}) is on {} but parameter 0 is on {}; move the whole model with .to(Device::...)", i,
+           p.describe(), device_name(p.device()), device_name(params[0].device()));
     if (!p.is_contiguous())
       fail(op, "parameter {} ({}) is a non-contiguous view; pass the contiguous tensor it views", i, p.describe());
     if (!p.is_leaf())
@@ -67,6 +69,14 @@ Tensor grad_of(const char* op, const Tensor& p) {
   return g.is_contiguous() ? g : g.contiguous();
 }
 
+// The optimizer's state for parameter p must be where p is (Optimizer::to moves it).
+void check_state_device(const char* op, const Tensor& p, const Tensor& state) {
+  if (state.defined() && state.device() != p.device())
+    fail(op, "parameter {} is on {} but its optimizer state is on {}; after moving the model, move the optimizer "
+         "too: optimizer.to(Device::{})", p.describe(), device_name(p.device()), device_name(state.device()),
+         device_name(p.device()));
+}
+
 void check_hyper(const char* op, const char* what, double v, double lo, double hi, bool hi_open) {
   if (!(v >= lo && (hi_open ? v < hi : v <= hi)) || !std::isfinite(v))
     fail(op, "{} = {} is out of range; it must be in [{}, {}{}", what, v, lo, hi, hi_open ? ")" : "]");
@@ -76,6 +86,12 @@ void check_hyper(const char* op, const char* what, double v, double lo, double h
 
 void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.zero_grad();
+}
+
+void Optimizer::to(Device d) {
+  for (std::vector<Tensor>* state : this->state())
+    for (Tensor& t : *state)
+      if (t.defined()) t = t.to(d);
 }
 
 // ---------------------------------------------------------------- SGD
@@ -94,11 +110,23 @@ SGD::SGD(std::vector<Tensor> params, double lr, double momentum, double weight_d
 //   buf = d on the first step, else buf = momentum·buf + d   (only when momentum ≠ 0; d = buf)
 //   p = p − lr·d
 void SGD::step() {
+  for (size_t i = 0; i < params_.size(); ++i) check_state_device("SGD", params_[i], velocity_[i]);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     Tensor g = grad_of("SGD", p);
     if (!g.defined()) continue;
     const bool first = momentum_ != 0.0 && !velocity_[i].defined();
+    if (p.device() == Device::cuda) {  // the same steps as device ops (products rounded apart, not fused)
+      NoGradGuard ng;
+      Tensor d = weight_decay_ != 0.0 ? add(g, mul(p.detach(), weight_decay_)) : g;
+      if (momentum_ != 0.0) {
+        if (first) velocity_[i] = d.clone();
+        else velocity_[i].mul_(momentum_).add_(d);
+        d = velocity_[i];
+      }
+      p.add_(d, -lr_);
+      continue;
+    }
     if (first) velocity_[i] = zeros(p.shape(), p.dtype());
     dispatch_float(p.dtype(), "SGD", [&]<typename T>() {
       T* __restrict w = p.data_ptr<T>();
@@ -130,8 +158,8 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions opts) : Optimizer(std::mov
   check_hyper("AdamW", "eps", o_.eps, 0.0, HUGE_VAL, true);
   check_hyper("AdamW", "weight_decay", o_.weight_decay, 0.0, HUGE_VAL, true);
   for (const Tensor& p : params_) {
-    m_.push_back(zeros(p.shape(), p.dtype()));  // exp_avg, m
-    v_.push_back(zeros(p.shape(), p.dtype()));  // exp_avg_sq, v
+    m_.push_back(zeros(p.shape(), p.dtype(), p.device()));  // exp_avg, m
+    v_.push_back(zeros(p.shape(), p.dtype(), p.device()));  // exp_avg_sq, v
   }
   param_steps_.assign(params_.size(), 0);
 }
@@ -233,6 +261,7 @@ bool have_avx2_fma() {
 }  // namespace
 
 void AdamW::step() {
+  for (size_t i = 0; i < params_.size(); ++i) check_state_device("AdamW", params_[i], m_[i]);
   ++t_;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
@@ -243,7 +272,11 @@ void AdamW::step() {
     const double bias_correction2 = 1.0 - std::pow(o_.beta2, t);
     const double step_size = o_.lr / bias_correction1;
     const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-    dispatch_float(p.dtype(), "AdamW", [&]<typename T>() {
+    if (p.device() == Device::cuda) {  // the same update in one kernel (cuda/train.cu), no host round trip
+      require_cuda("AdamW").adamw(p, g, m_[i], v_[i],
+                                  {1.0 - o_.lr * o_.weight_decay, o_.beta1, 1.0 - o_.beta1, o_.beta2, 1.0 - o_.beta2,
+                                   bias_correction2_sqrt, o_.eps, -step_size});
+    } else dispatch_float(p.dtype(), "AdamW", [&]<typename T>() {
       const AdamWScalars<T> c{static_cast<T>(1.0 - o_.lr * o_.weight_decay),
                               static_cast<T>(o_.beta1),
                               static_cast<T>(1.0 - o_.beta1),

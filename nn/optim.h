@@ -13,9 +13,13 @@ class Optimizer {
   virtual void step() = 0;   // parameters without a gradient are skipped
   void zero_grad();          // drops every parameter's gradient
   const std::vector<Tensor>& params() const { return params_; }
+  // Moves the optimizer's state (moments, velocities) to device d; call it after moving the
+  // model's parameters there (Module::to). step() refuses state and parameters on two devices.
+  void to(Device d);
 
  protected:
   std::vector<Tensor> params_;
+  virtual std::vector<std::vector<Tensor>*> state() { return {}; }  // per-parameter state tensors
 };
 
 // p -= lr * (g + weight_decay * p), with optional momentum as torch.optim.SGD.
@@ -26,6 +30,7 @@ class SGD : public Optimizer {
  private:
   double lr_, momentum_, weight_decay_;
   std::vector<Tensor> velocity_;
+  std::vector<std::vector<Tensor>*> state() override { return {&velocity_}; }
 };
 
 // AdamW exactly as torch.optim.AdamW computes it: decoupled weight decay
@@ -50,6 +55,7 @@ class AdamW : public Optimizer {
   AdamWOptions o_;
   int64_t t_ = 0;
   std::vector<Tensor> m_, v_;
+  std::vector<std::vector<Tensor>*> state() override { return {&m_, &v_}; }
   std::vector<int64_t> param_steps_;  // per parameter, as PyTorch's state['step']: skipped steps do not count
 };
 

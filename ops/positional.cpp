@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -123,7 +124,6 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
 }
 
 void check_rope(const char* op, const Tensor& x, double base) {
-  require_cpu(op, x);
   if (x.dim() < 2)
     fail(op, "expects x of shape (..., T, d_h), got {}; add a position dimension with unsqueeze(0)", x.describe());
   if (x.size(-1) % 2 != 0)
@@ -153,7 +153,8 @@ void check_rope(const char* op, const Tensor& x, double base) {
 // negligible beside the B · H · T · d_h rotations).
 Tensor rotate(const char* op, const Tensor& x, int64_t start, double base, int direction) {
   check_rope(op, x, base);
-  Tensor out = dispatch_float(x.dtype(), op, [&]<typename T>() {
+  Tensor out = x.device() == Device::cuda ? require_cuda(op).rope(x.detach(), start, base, direction)
+                                          : dispatch_float(x.dtype(), op, [&]<typename T>() {
     Tensor y = empty(x.shape(), x.dtype());  // (..., T, d_h), contiguous
     if (y.numel() > 0) rope_kernel<T>(x.detach(), y, start, base, direction);
     return y;
@@ -178,9 +179,10 @@ Tensor rope_at(const Tensor& x, int64_t start, double base) {
 //
 // b[h-1, i, j] = m_h · (j − i) for j <= i, −inf for j > i, m_h = 2^(−8h/H), h = 1..H.
 // A constant added to the scores before the softmax: it has no inputs to differentiate.
-Tensor alibi_bias(int64_t heads, int64_t T, DType dtype) {
+Tensor alibi_bias(int64_t heads, int64_t T, DType dtype, Device device) {
   if (heads < 1) fail("alibi_bias", "the number of heads must be >= 1, got {}", heads);
   if (T < 0) fail("alibi_bias", "the sequence length T must be >= 0, got {}", T);
+  if (device == Device::cuda) return require_cuda("alibi_bias").alibi_bias(heads, T, dtype);
   return dispatch_float(dtype, "alibi_bias", [&]<typename E>() {
     Tensor b = empty({heads, T, T}, dtype);  // (H, T, T)
     E* p = b.data_ptr<E>();
@@ -198,9 +200,10 @@ Tensor alibi_bias(int64_t heads, int64_t T, DType dtype) {
 //
 // PE[t, 2i] = sin(t · 10000^(−2i/d)), PE[t, 2i+1] = cos(t · 10000^(−2i/d)); an odd d ends with
 // a sine column. Computed in double, rounded once. A constant: no gradient.
-Tensor sinusoidal_positions(int64_t T, int64_t d, DType dtype) {
+Tensor sinusoidal_positions(int64_t T, int64_t d, DType dtype, Device device) {
   if (T < 0 || d < 1)
     fail("sinusoidal_positions", "needs T >= 0 positions and a width d >= 1, got T = {}, d = {}", T, d);
+  if (device == Device::cuda) return require_cuda("sinusoidal_positions").sinusoidal_positions(T, d, dtype);
   return dispatch_float(dtype, "sinusoidal_positions", [&]<typename E>() {
     Tensor pe = empty({T, d}, dtype);  // (T, d)
     E* p = pe.data_ptr<E>();

@@ -16,10 +16,10 @@ Tensor rope_at(const Tensor& x, int64_t start, double base = 10000.0);
 
 // ALiBi's additive score bias (H, T, T): slope_h · (j − i) for key j <= query i, with
 // slope_h = 2^(−8h/H), h = 1..H; entries j > i are −inf (the causal mask built in).
-Tensor alibi_bias(int64_t heads, int64_t T, DType dtype = DType::f32);
+Tensor alibi_bias(int64_t heads, int64_t T, DType dtype = DType::f32, Device device = Device::cpu);
 
 // The sinusoidal table (T, d) of "Attention Is All You Need": PE[t, 2i] = sin(t / 10000^(2i/d)),
 // PE[t, 2i+1] = cos(t / 10000^(2i/d)). A constant (no gradient).
-Tensor sinusoidal_positions(int64_t T, int64_t d, DType dtype = DType::f32);
+Tensor sinusoidal_positions(int64_t T, int64_t d, DType dtype = DType::f32, Device device = Device::cpu);
 
 }  // namespace hg

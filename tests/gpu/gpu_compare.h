@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -95,5 +96,51 @@ auto poisoned(F&& f) {
 // Random normal draws (never exactly zero in practice) and uniform draws in [lo, hi).
 inline Tensor normal(const Shape& s, Generator& gen, DType t, double sd = 1.0) { return randn(s, gen, t, 0.0, sd); }
 inline Tensor uniform(const Shape& s, Generator& gen, DType t, double lo, double hi) { return rand(s, gen, t, lo, hi); }
+
+// ---------------------------------------------------------------- ops with their backward
+
+// f on fresh leaves holding the values of `xs` (CPU tensors) on `device` in dtype t (floating
+// inputs only; masks and indices are moved as they are): the output, and the gradient of
+// sum(out ∘ R) with respect to every floating input, R fixed.
+struct OpRun {
+  Tensor out;
+  std::vector<Tensor> grads;
+};
+inline OpRun run_op(const std::function<Tensor(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& xs,
+                    Device device, DType t) {
+  std::vector<Tensor> in;
+  for (const Tensor& x : xs) {
+    Tensor v = is_floating(x.dtype()) ? x.detach().to(t) : x.detach();
+    v = v.to(device).detach();
+    if (is_floating(x.dtype())) v.requires_grad_();
+    in.push_back(v);
+  }
+  OpRun r;
+  r.out = f(in);
+  Generator gen(99);
+  const Tensor R = randn(r.out.shape(), gen, DType::f32).to(t).to(device);  // float32 values: the same R in both dtypes
+  if (r.out.requires_grad()) sum(mul(r.out, R)).backward();
+  for (const Tensor& x : in) r.grads.push_back(x.requires_grad() && x.grad().defined() ? x.grad() : Tensor());
+  return r;
+}
+
+// The op on the GPU in float64 and float32 against the CPU op in float64 on the values the GPU
+// was given: the output and every input's gradient, each printed as ‖gpu − cpu‖ / ‖cpu‖.
+inline void check_op(const std::string& what, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                     const std::vector<Tensor>& xs) {
+  for (DType t : kFloatTypes) {
+    std::vector<Tensor> given;  // the values the GPU gets, in float64 for the CPU reference (ref())
+    for (const Tensor& x : xs) given.push_back(is_floating(x.dtype()) ? ref(x.detach().to(t)) : x);
+    const OpRun cpu = run_op(f, given, Device::cpu, DType::f64);
+    const OpRun gpu = run_op(f, xs, Device::cuda, t);
+    REQUIRE(gpu.out.device() == Device::cuda);
+    expect_close(what + " forward", gpu.out, cpu.out, t);
+    for (size_t k = 0; k < xs.size(); ++k) {
+      if (!cpu.grads[k].defined()) continue;
+      REQUIRE(gpu.grads[k].defined());
+      expect_close(what + " d/dx" + std::to_string(k), gpu.grads[k], cpu.grads[k], t);
+    }
+  }
+}
 
 }  // namespace hg::gpu_test

@@ -63,6 +63,10 @@ TEST_CASE("the table is filled: every device op is there") {
   CHECK((b.cross_entropy != nullptr));
   CHECK((b.cross_entropy_backward != nullptr));
   CHECK((b.attention_scale_mask != nullptr));
+  CHECK((b.rope != nullptr));
+  CHECK((b.alibi_bias != nullptr));
+  CHECK((b.sinusoidal_positions != nullptr));
+  CHECK((b.adamw != nullptr));
 }
 
 TEST_CASE("poisoning: a block the cache hands out again reads NaN") {

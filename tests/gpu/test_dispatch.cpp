@@ -17,47 +17,6 @@ using namespace hg::gpu_test;
 
 namespace {
 
-// f on fresh leaves holding the values of `xs` (CPU tensors) on `device` in dtype t; returns the
-// output and the gradient of sum(out ∘ R) with respect to every floating input, R fixed.
-struct Run {
-  Tensor out;
-  std::vector<Tensor> grads;
-};
-Run run_on(const std::function<Tensor(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& xs, Device device,
-           DType t) {
-  std::vector<Tensor> in;
-  for (const Tensor& x : xs) {
-    Tensor v = is_floating(x.dtype()) ? x.detach().to(t) : x.detach();
-    v = v.to(device).detach();
-    if (is_floating(x.dtype())) v.requires_grad_();
-    in.push_back(v);
-  }
-  Run r;
-  r.out = f(in);
-  Generator gen(99);
-  Tensor R = randn(r.out.shape(), gen, DType::f64).to(t).to(device);
-  if (r.out.requires_grad()) sum(mul(r.out, R)).backward();
-  for (const Tensor& x : in) r.grads.push_back(x.requires_grad() && x.grad().defined() ? x.grad() : Tensor());
-  return r;
-}
-
-// The op on the GPU in float64 and float32 against the CPU op in float64 on the same values:
-// the output and every input gradient, each printed as ‖gpu − cpu‖ / ‖cpu‖.
-void check_op(const std::string& what, const std::function<Tensor(const std::vector<Tensor>&)>& f,
-              const std::vector<Tensor>& xs) {
-  const Run cpu = run_on(f, xs, Device::cpu, DType::f64);
-  for (DType t : kFloatTypes) {
-    const Run gpu = run_on(f, xs, Device::cuda, t);
-    REQUIRE(gpu.out.device() == Device::cuda);
-    expect_close(what + " forward", gpu.out, cpu.out, t);
-    for (size_t k = 0; k < xs.size(); ++k) {
-      if (!cpu.grads[k].defined()) continue;
-      REQUIRE(gpu.grads[k].defined());
-      expect_close(what + " d/dx" + std::to_string(k), gpu.grads[k], cpu.grads[k], t);
-    }
-  }
-}
-
 Tensor normal64(const Shape& s, Generator& gen, double sd = 1.0) { return randn(s, gen, DType::f64, 0.0, sd); }
 
 }  // namespace

@@ -160,6 +160,10 @@ inline float atomicAdd(float* a, float v) { return std::atomic_ref<float>(*a).fe
 inline double atomicAdd(double* a, double v) { return std::atomic_ref<double>(*a).fetch_add(v); }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
 
 // kernel<<<grid, threads, shmem, stream>>>(args...) is rewritten (launch.py) to
 // emu_launch(grid, threads, shmem, stream, kernel, args...).

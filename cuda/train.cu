@@ -1,0 +1,151 @@
+// cuda/train.cu — the kernels of the training path: rotary embedding (RoPE), the ALiBi bias, the
+// sinusoidal table, and the fused AdamW update.
+//
+// The positional kernels compute their angles and slopes in double and round once to the element
+// type, as ops/positional.cpp does on the CPU; the AdamW kernel performs the CPU's operations in
+// the CPU's order with the same roundings (nn/optim.cpp), so given the same gradients the GPU and
+// CPU updates are the same bits.
+#include "cuda/device_common.cuh"
+
+namespace hg::cuda {
+
+namespace {
+
+__device__ inline float dfma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ inline double dfma(double a, double b, double c) { return fma(a, b, c); }
+__device__ inline float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ inline double div_rn(double a, double b) { return __ddiv_rn(a, b); }
+__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+// ---------------------------------------------------------------- rope
+// One thread per pair (x_2i, x_2i+1) of a row t: y = R_θ x, θ = (start + t) · base^(−2i/d_h),
+// direction −1 rotating by −θ (the backward). g spans (lead..., T, d_h/2): operand 0 is y
+// (contiguous, pair stride 2), operand 1 is x (pair stride 2 · sd); the pair's second element is
+// one `sd` further in x and one further in y.
+template <typename T>
+__global__ void rope_kernel(T* __restrict__ y, const T* __restrict__ x, int64_t sd, int64_t T_len, int64_t half,
+                            int64_t start, double base, int direction, Geometry<2> g) {
+  HG_GRID_LOOP(e, g.numel) {
+    int64_t off[2];
+    offsets_of(g, e, off);
+    const int64_t i = e % half, t = (e / half) % T_len;
+    const double omega = pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(2 * half));
+    const double theta = static_cast<double>(start + t) * omega;
+    const T c = static_cast<T>(cos(theta)), s = static_cast<T>(direction * sin(theta));
+    const T x0 = x[off[1]], x1 = x[off[1] + sd];
+    y[off[0]] = mul_rn(x0, c) - mul_rn(x1, s);
+    y[off[0] + 1] = mul_rn(x0, s) + mul_rn(x1, c);
+  }
+}
+
+// ---------------------------------------------------------------- alibi, sinusoidal
+// b[h−1, i, j] = 2^(−8h/H) · (j − i) for j ≤ i, −inf above the diagonal; b (H, T, T) contiguous.
+template <typename T>
+__global__ void alibi_kernel(T* __restrict__ b, int64_t H, int64_t T_len) {
+  HG_GRID_LOOP(e, H * T_len * T_len) {
+    const int64_t h = e / (T_len * T_len) + 1, i = (e / T_len) % T_len, j = e % T_len;
+    const double slope = exp2(-8.0 * static_cast<double>(h) / static_cast<double>(H));
+    b[e] = j <= i ? static_cast<T>(slope * static_cast<double>(j - i)) : neg_infinity<T>();
+  }
+}
+
+// PE[t, c] = sin (c even) or cos (c odd) of t · 10000^(−(c − c mod 2)/d); PE (T, d) contiguous.
+template <typename T>
+__global__ void sinusoidal_kernel(T* __restrict__ pe, int64_t T_len, int64_t d) {
+  HG_GRID_LOOP(e, T_len * d) {
+    const int64_t t = e / d, c = e % d;
+    const double angle = static_cast<double>(t) * pow(10000.0, -static_cast<double>(c - c % 2) / static_cast<double>(d));
+    pe[e] = static_cast<T>(c % 2 == 0 ? sin(angle) : cos(angle));
+  }
+}
+
+// ---------------------------------------------------------------- AdamW
+// m = b1 m + (1 − b1) g;  v = b2 v + (1 − b2) g²;  w = w · decay + neg_step · m / (√v / bc2_sqrt + eps)
+// with nn/optim.cpp's fused multiply-adds exactly where it has them and every other product
+// rounded on its own (mul_rn: nvcc would otherwise contract w · decay + ... into one fma).
+template <typename T>
+struct AdamWConsts {
+  T decay, b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, eps, neg_step;
+};
+
+template <typename T>
+__global__ void adamw_kernel(T* __restrict__ w, const T* __restrict__ g, T* __restrict__ m, T* __restrict__ v,
+                             AdamWConsts<T> c, int64_t n) {
+  HG_GRID_LOOP(k, n) {
+    const T gk = g[k];
+    const T mk = dfma(c.one_minus_b1, gk, mul_rn(m[k], c.b1));
+    const T vk = dfma(mul_rn(c.one_minus_b2, gk), gk, mul_rn(v[k], c.b2));
+    const T denom = add_rn(div_rn(dsqrt(vk), c.bc2_sqrt), c.eps);
+    m[k] = mk;
+    v[k] = vk;
+    w[k] = add_rn(mul_rn(w[k], c.decay), div_rn(mul_rn(c.neg_step, mk), denom));
+  }
+}
+
+template <typename T>
+AdamWConsts<T> consts(const AdamWScalars& s) {
+  return {static_cast<T>(s.decay),    static_cast<T>(s.b1),       static_cast<T>(s.one_minus_b1),
+          static_cast<T>(s.b2),       static_cast<T>(s.one_minus_b2), static_cast<T>(s.bc2_sqrt),
+          static_cast<T>(s.eps),      static_cast<T>(s.neg_step)};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- launchers
+
+cudaError_t launch_rope(Elem t, void* y, const void* x, int64_t sd, int64_t T_len, int64_t half, int64_t start,
+                        double base, int direction, const Geometry<2>& g, cudaStream_t s) {
+  if (g.numel <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    rope_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(y), static_cast<const float*>(x), sd,
+                                                               T_len, half, start, base, direction, g);
+  else if (t == Elem::f64)
+    rope_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(y), static_cast<const double*>(x),
+                                                                sd, T_len, half, start, base, direction, g);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_alibi(Elem t, void* b, int64_t H, int64_t T_len, cudaStream_t s) {
+  const int64_t n = H * T_len * T_len;
+  if (n <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    alibi_kernel<float><<<grid_for(n), kThreads, 0, s>>>(static_cast<float*>(b), H, T_len);
+  else if (t == Elem::f64)
+    alibi_kernel<double><<<grid_for(n), kThreads, 0, s>>>(static_cast<double*>(b), H, T_len);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_sinusoidal(Elem t, void* pe, int64_t T_len, int64_t d, cudaStream_t s) {
+  const int64_t n = T_len * d;
+  if (n <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    sinusoidal_kernel<float><<<grid_for(n), kThreads, 0, s>>>(static_cast<float*>(pe), T_len, d);
+  else if (t == Elem::f64)
+    sinusoidal_kernel<double><<<grid_for(n), kThreads, 0, s>>>(static_cast<double*>(pe), T_len, d);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_adamw(Elem t, void* w, const void* g, void* m, void* v, const AdamWScalars& c, int64_t n,
+                         cudaStream_t s) {
+  if (n <= 0) return cudaSuccess;
+  if (t == Elem::f32)
+    adamw_kernel<float><<<grid_for(n), kThreads, 0, s>>>(static_cast<float*>(w), static_cast<const float*>(g),
+                                                          static_cast<float*>(m), static_cast<float*>(v),
+                                                          consts<float>(c), n);
+  else if (t == Elem::f64)
+    adamw_kernel<double><<<grid_for(n), kThreads, 0, s>>>(static_cast<double*>(w), static_cast<const double*>(g),
+                                                           static_cast<double*>(m), static_cast<double*>(v),
+                                                           consts<double>(c), n);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+}  // namespace hg::cuda

@@ -1,0 +1,108 @@
+// The training path's device ops against the CPU: RoPE forward and backward (strided head views,
+// a start position), the ALiBi bias and the sinusoidal table, the fused AdamW update (the same
+// bits as the CPU's), SGD, and optimizer state that follows the parameters between devices.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "gpu_compare.h"
+#include "handgrad.h"
+#include "nn/optim.h"
+
+using namespace hg;
+using namespace hg::gpu_test;
+
+TEST_CASE("rope and rope_at on cuda: forward and backward, contiguous and strided head views") {
+  Generator gen(401);
+  using V = std::vector<Tensor>;
+  const Tensor x = randn({2, 3, 7, 8}, gen, DType::f64);  // (B, H, T, d_h)
+  check_op("rope (2, 3, 7, 8)", [](const V& v) { return rope(v[0]); }, {x});
+  check_op("rope_at start 5, base 500", [](const V& v) { return rope_at(v[0], 5, 500.0); }, {x});
+  // The model's head view of a fused qkv output: (B, T, 3, H, d_h) permuted to (B, H, T, d_h).
+  const Tensor qkv = randn({2, 7, 3, 4, 16}, gen, DType::f64);
+  check_op("rope of a permuted qkv head view", [](const V& v) { return rope(v[0].select(2, 1).permute({0, 2, 1, 3})); },
+           {qkv});
+  check_op("rope then rope backward (twice differentiated)", [](const V& v) { return rope(rope(v[0], 100.0)); }, {x});
+}
+
+TEST_CASE("alibi_bias and sinusoidal_positions built on cuda equal the CPU tables") {
+  for (DType t : kFloatTypes) {
+    expect_close("alibi_bias(4, 9)", poisoned([&] { return alibi_bias(4, 9, t, Device::cuda); }), ref(alibi_bias(4, 9, t)),
+                 t);
+    expect_close("sinusoidal_positions(33, 10)", poisoned([&] { return sinusoidal_positions(33, 10, t, Device::cuda); }),
+                 ref(sinusoidal_positions(33, 10, t)), t);
+    expect_close("sinusoidal_positions(5, 7), odd width", sinusoidal_positions(5, 7, t, Device::cuda),
+                 ref(sinusoidal_positions(5, 7, t)), t);
+  }
+}
+
+namespace {
+
+// Three optimizer steps on the CPU and on the GPU from the same parameters and gradients.
+// Returns the parameters after each device's steps.
+template <typename Make>
+std::pair<std::vector<Tensor>, std::vector<Tensor>> three_steps(DType t, Make make) {
+  Generator gen(402);
+  std::vector<Tensor> init = {randn({5, 7}, gen, t), randn({300}, gen, t), randn({2, 3, 4}, gen, t)};
+  std::vector<std::vector<Tensor>> grads;
+  for (int s = 0; s < 3; ++s) {
+    grads.emplace_back();
+    for (const Tensor& p : init) grads.back().push_back(randn(p.shape(), gen, t, 0.0, 0.1 * (s + 1)));
+  }
+  std::vector<Tensor> out[2];
+  for (int dev = 0; dev < 2; ++dev) {
+    const Device d = dev == 0 ? Device::cpu : Device::cuda;
+    std::vector<Tensor> params;
+    for (const Tensor& p : init) params.push_back(p.to(d).clone().detach().requires_grad_());
+    auto opt = make(params);
+    for (int s = 0; s < 3; ++s) {
+      for (size_t k = 0; k < params.size(); ++k) {
+        params[k].zero_grad();
+        sum(mul(params[k], grads[s][k].to(d))).backward();  // the gradient is exactly grads[s][k]
+      }
+      opt.step();
+    }
+    out[dev] = params;
+  }
+  return {out[0], out[1]};
+}
+
+}  // namespace
+
+TEST_CASE("AdamW on cuda: one fused kernel, bit for bit the CPU's update, with weight decay") {
+  for (DType t : kFloatTypes) {
+    auto [cpu, gpu] = three_steps(t, [](const std::vector<Tensor>& p) {
+      return nn::AdamW(p, {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.1});
+    });
+    for (size_t k = 0; k < cpu.size(); ++k) expect_equal("AdamW 3 steps, parameter " + std::to_string(k), gpu[k], cpu[k]);
+  }
+}
+
+TEST_CASE("SGD with momentum and weight decay on cuda agrees with the CPU") {
+  for (DType t : kFloatTypes) {
+    auto [cpu, gpu] = three_steps(t, [](const std::vector<Tensor>& p) { return nn::SGD(p, 0.1, 0.9, 0.01); });
+    for (size_t k = 0; k < cpu.size(); ++k) expect_close("SGD 3 steps, parameter " + std::to_string(k), gpu[k], ref(cpu[k]), t);
+  }
+}
+
+TEST_CASE("optimizer state follows the parameters: to(device), and a clear error when it was not moved") {
+  Generator gen(403);
+  Tensor w = randn({4, 3}, gen, DType::f32).requires_grad_();
+  nn::AdamW opt({w}, {.lr = 1e-2, .weight_decay = 0.0});
+  sum(mul(w, w)).backward();
+  opt.step();  // state created and used on the CPU
+  // Move the parameter in place (as Module::to does) but not the optimizer: the step refuses.
+  {
+    NoGradGuard ng;
+    Tensor moved = w.detach().to(Device::cuda);
+    w.impl()->storage = moved.impl()->storage;
+    w.impl()->grad.reset();
+  }
+  sum(mul(w, w)).backward();
+  CHECK_THROWS_WITH_AS(opt.step(), doctest::Contains("optimizer.to(Device::cuda)"), Error);
+  opt.to(Device::cuda);
+  CHECK(opt.exp_avg()[0].device() == Device::cuda);
+  opt.step();
+  CHECK(w.device() == Device::cuda);
+  CHECK(opt.steps() == 2);  // the refused step changed nothing
+}
