@@ -24,13 +24,15 @@ void show(Report& rep, const SoftLookup& r, const std::vector<double>& text_weig
 int main(int argc, char** argv) {
   CLI::App app{"Section 1: attention as a soft dictionary lookup, and its limits c -> infinity and c -> 0."};
   std::optional<double> c_user;
+  Device device = Device::cpu;
   std::string json;
   app.add_option("--c", c_user, "also multiply the scaled scores by this factor and show the lookup");
+  add_device_option(app, device);
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  return run_lab("lookup", json, [&](Report& rep) {
-    const LookupTable t = lookup_table();
+  return run_lab("lookup", json, device, [&](Report& rep) {
+    const LookupTable t = lookup_table(device);
 
     rep.section("the hard lookup (a dictionary)");
     rep.values("table[\"tank\"]", hard_lookup("tank"), {3, 3}, 0);
@@ -39,25 +41,25 @@ int main(int argc, char** argv) {
     rep.section("the soft lookup: q = (1, 1), s = K q / √2");
     rep.matrix("K (rows: pump, valve, tank)", t.K, 0);
     rep.matrix("V", t.V, 0);
-    const SoftLookup soft = soft_lookup(1.0);
+    const SoftLookup soft = soft_lookup(1.0, device);
     rep.values("scaled scores", soft.scores.to_vector(), {0.707, 0.707, 1.414});
     show(rep, soft, {0.248, 0.248, 0.503}, {1.759, 2.007});
 
     rep.section("scores times c = 10: nearly the hard lookup");
-    show(rep, soft_lookup(10.0), {0.001, 0.001, 0.998}, {2.996, 2.997});
+    show(rep, soft_lookup(10.0, device), {0.001, 0.001, 0.998}, {2.996, 2.997});
 
     rep.section("c → ∞: the softmax becomes an argmax");
-    rep.values("value of the best-scoring key", argmax_lookup(), {3, 3}, 0);
+    rep.values("value of the best-scoring key", argmax_lookup(device), {3, 3}, 0);
     rep.text("  at c = 1000 the weights are one-hot on the best key and the output is its value:");
-    show(rep, soft_lookup(1000.0), {0.0, 0.0, 1.0}, {3.0, 3.0});
+    show(rep, soft_lookup(1000.0, device), {0.0, 0.0, 1.0}, {3.0, 3.0});
 
     rep.section("c → 0 (or equal scores): the plain average");
-    show(rep, soft_lookup(0.0), {1.0 / 3, 1.0 / 3, 1.0 / 3}, {1.333, 1.667});
+    show(rep, soft_lookup(0.0, device), {1.0 / 3, 1.0 / 3, 1.0 / 3}, {1.333, 1.667});
 
     rep.section("between the two limits");
     rep.text(fmt::format("  {:>8}  {:>7} {:>7} {:>7}   {}", "c", "w_pump", "w_valve", "w_tank", "output"));
     for (double c : {0.0, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0}) {
-      SoftLookup r = soft_lookup(c);
+      SoftLookup r = soft_lookup(c, device);
       std::vector<double> w = r.weights.to_vector(), o = r.output.to_vector();
       rep.text(fmt::format("  {:>8g}  {:>7.3f} {:>7.3f} {:>7.3f}   ({:.3f}, {:.3f})", c, w[0], w[1], w[2], o[0], o[1]));
       rep.json()["sections"]["between the two limits"]["sweep"].push_back({{"c", c}, {"weights", w}, {"output", o}});
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
 
     if (c_user) {
       rep.section(fmt::format("your factor: c = {:g}", *c_user));
-      SoftLookup r = soft_lookup(*c_user);
+      SoftLookup r = soft_lookup(*c_user, device);
       rep.values("weights (pump, valve, tank)", r.weights.to_vector());
       rep.values("output", r.output.to_vector());
     }

@@ -5,17 +5,17 @@
 
 namespace hg::lab {
 
-LookupTable lookup_table() {
+LookupTable lookup_table(Device device) {
   LookupTable t;
   t.names = {"pump", "valve", "tank"};
-  t.q = tensor({1, 1}, {2}, DType::f64);
-  t.K = tensor({1, 0, 0, 1, 1, 1}, {3, 2}, DType::f64);
-  t.V = tensor({1, 0, 0, 2, 3, 3}, {3, 2}, DType::f64);
+  t.q = tensor({1, 1}, {2}, DType::f64).to(device);
+  t.K = tensor({1, 0, 0, 1, 1, 1}, {3, 2}, DType::f64).to(device);
+  t.V = tensor({1, 0, 0, 2, 3, 3}, {3, 2}, DType::f64).to(device);
   return t;
 }
 
-SoftLookup soft_lookup(double c) {
-  const LookupTable t = lookup_table();
+SoftLookup soft_lookup(double c, Device device) {
+  const LookupTable t = lookup_table(device);
   NoGradGuard ng;
   SoftLookup r;
   r.c = c;
@@ -38,8 +38,8 @@ std::vector<double> hard_lookup(const std::string& key) {
   return it->second;
 }
 
-std::vector<double> argmax_lookup() {
-  const LookupTable t = lookup_table();
+std::vector<double> argmax_lookup(Device device) {
+  const LookupTable t = lookup_table(device);
   NoGradGuard ng;
   const int64_t best = argmax(matmul(t.K, t.q), 0).to_int_vector()[0];
   return t.V.select(0, best).to_vector();

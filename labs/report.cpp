@@ -181,6 +181,26 @@ void Report::summary() {
   }
 }
 
+CLI::Option* add_device_option(CLI::App& app, Device& device) {
+  return app
+      .add_option_function<std::string>(
+          "--device", [&device](const std::string& name) { device = name == "cuda" ? Device::cuda : Device::cpu; },
+          "where the lab's tensors live and its ops run")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->default_str("cpu");
+}
+
+std::string device_description(Device device) {
+  if (device == Device::cpu) return "cpu";
+  const CudaBackend* cu = cuda_backend();
+  if (!cu)
+    throw Error("--device cuda: handgrad was built without CUDA (configure with the CUDA toolkit installed, nvcc on "
+                "PATH); run with --device cpu");
+  if (!cu->device_available())
+    throw Error(fmt::format("--device cuda: no usable GPU: {}; run with --device cpu", cu->device_summary()));
+  return fmt::format("cuda ({})", cu->device_summary());
+}
+
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body) {
   try {
     Report rep(lab);
@@ -192,6 +212,23 @@ int run_lab(const std::string& lab, const std::string& json_path, const std::fun
     return 1;
   }
   return 0;
+}
+
+int run_lab(const std::string& lab, const std::string& json_path, Device device,
+            const std::function<void(Report&)>& body) {
+  std::string described;
+  try {
+    described = device_description(device);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return run_lab(lab, json_path, [&](Report& rep) {
+    fmt::print("device: {}\n", described);
+    rep.json()["device"] = device_name(device);
+    rep.json()["device_summary"] = described;
+    body(rep);
+  });
 }
 
 bool stdout_is_terminal() { return isatty(STDOUT_FILENO) != 0; }

@@ -1,6 +1,7 @@
 // labs/report.h — how every lab reports: each measured number beside the text's number, a mark
 // saying whether they agree at the printed precision, and the same numbers in JSON (--json FILE).
 #pragma once
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <functional>
 #include <optional>
@@ -52,8 +53,21 @@ class Report {
 
 bool stdout_is_terminal();
 
+// Adds `--device cpu|cuda` (default cpu) to a lab's command line; any other value is refused.
+CLI::Option* add_device_option(CLI::App& app, Device& device);
+
+// The device a lab is about to run on, as its report's header says it: "cpu", or "cuda (NVIDIA
+// H200, sm_90)" from the backend. Throws hg::Error saying why when `device` is cuda and it cannot
+// be used: a build without CUDA, or no usable GPU (the backend's reason).
+std::string device_description(Device device);
+
 // Runs a lab's body with a fresh Report, prints the summary, writes --json when a path is given.
 // An exception is printed as "error: ..." and gives exit status 1.
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body);
+// The same for a lab that takes --device: first checks the device (an unusable one is an error,
+// exit status 1, before any work), then prints it as the report's first line ("device: ...") and
+// records it in the JSON ("device", "device_summary").
+int run_lab(const std::string& lab, const std::string& json_path, Device device,
+            const std::function<void(Report&)>& body);
 
 }  // namespace hg::lab

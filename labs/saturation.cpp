@@ -15,16 +15,18 @@ int main(int argc, char** argv) {
   CLI::App app{"Section 2, Lab 1: the largest softmax weight and the entropy of random rows, unscaled and scaled."};
   int64_t draws = 5000, dk = 128, keys = 16;
   uint64_t seed = 0;
+  Device device = Device::cpu;
   std::string json;
   app.add_option("--draws", draws, "number of (query, keys) draws")->capture_default_str();
   app.add_option("--seed", seed, "seed of the generator")->capture_default_str();
   app.add_option("--dk", dk, "width d_k of queries and keys")->capture_default_str();
   app.add_option("--keys", keys, "keys per query")->capture_default_str();
+  add_device_option(app, device);
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  return run_lab("saturation", json, [&](Report& rep) {
-    const Saturation r = saturation(draws, seed, dk, keys);
+  return run_lab("saturation", json, device, [&](Report& rep) {
+    const Saturation r = saturation(draws, seed, dk, keys, device);
     // The text's figures are for d_k = 128, 16 keys, 5,000 draws; other settings have none.
     const bool texts = dk == 128 && keys == 16;
     auto text = [texts](double v) { return texts ? std::optional<double>(v) : std::nullopt; };

@@ -34,15 +34,15 @@ SaturationSide side(const Tensor& s) {
 
 }  // namespace
 
-Saturation saturation(int64_t draws, uint64_t seed, int64_t dk, int64_t keys) {
+Saturation saturation(int64_t draws, uint64_t seed, int64_t dk, int64_t keys, Device device) {
   if (draws < 1 || dk < 1 || keys < 1)
     fail("saturation", "draws, d_k and keys must be positive (got {}, {}, {})", draws, dk, keys);
   NoGradGuard ng;
   Generator gen(seed);
   Saturation r{draws, keys, dk, seed, {}, {}};
-  Tensor q = randn({draws, 1, dk}, gen, DType::f64);      // (draws, 1, d_k)
-  Tensor k = randn({draws, keys, dk}, gen, DType::f64);   // (draws, keys, d_k)
-  Tensor s = matmul(q, k.transpose(1, 2)).squeeze(1);     // (draws, keys)  q · k_j
+  Tensor q = randn({draws, 1, dk}, gen, DType::f64).to(device);     // (draws, 1, d_k)
+  Tensor k = randn({draws, keys, dk}, gen, DType::f64).to(device);  // (draws, keys, d_k)
+  Tensor s = matmul(q, k.transpose(1, 2)).squeeze(1);                // (draws, keys)  q · k_j
   r.unscaled = side(s);
   r.scaled = side(s / std::sqrt(static_cast<double>(dk)));
   return r;

@@ -3,6 +3,9 @@
 // draws × (one query q, `keys` keys k_j), every entry iid N(0, 1), width d_k. For each draw the
 // scores s_j = q · k_j (unscaled, standard deviation √d_k) or q · k_j / √d_k (scaled, standard
 // deviation 1), the softmax weights, their largest entry and their entropy in nats.
+//
+// The draws come from the CPU generator (the same numbers on every device) and move to the
+// device given; the matmul, the softmaxes and the reductions run there.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,7 +29,8 @@ struct Saturation {
 };
 
 // All draws at once: one batched matmul (draws, 1, d_k) @ (draws, d_k, keys), one softmax.
-Saturation saturation(int64_t draws, uint64_t seed, int64_t dk = 128, int64_t keys = 16);
+Saturation saturation(int64_t draws, uint64_t seed, int64_t dk = 128, int64_t keys = 16,
+                      Device device = Device::cpu);
 
 // Counts of x in `bins` equal bins over [lo, hi] (the last bin includes hi; outside values are dropped).
 std::vector<int64_t> histogram(const std::vector<double>& x, int bins, double lo, double hi);

@@ -12,13 +12,15 @@ using namespace hg::lab;
 int main(int argc, char** argv) {
   CLI::App app{"Section 4: multi-head attention's shapes, B = 2, T = 16, d = 256, h = 8, dk = 32."};
   uint64_t seed = 0;
+  Device device = Device::cpu;
   std::string json;
   app.add_option("--seed", seed, "seed of the random input and weights")->capture_default_str();
+  add_device_option(app, device);
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  return run_lab("shapes", json, [&](Report& rep) {
-    const MultiHeadShapes m = multihead_shapes(2, 16, 256, 8, seed);
+  return run_lab("shapes", json, device, [&](Report& rep) {
+    const MultiHeadShapes m = multihead_shapes(2, 16, 256, 8, seed, device);
 
     rep.section(fmt::format("B = {}, T = {}, d = {}, h = {}, dk = d / h = {} (float64)", m.B, m.T, m.d, m.h, m.dk));
     rep.text("Each shape beside the text's, its symbols with the values above substituted:");

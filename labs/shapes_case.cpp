@@ -28,7 +28,7 @@ Shape expand_shape(const std::string& text_shape, int64_t B, int64_t T, int64_t 
   return out;
 }
 
-MultiHeadShapes multihead_shapes(int64_t B, int64_t T, int64_t d, int64_t h, uint64_t seed) {
+MultiHeadShapes multihead_shapes(int64_t B, int64_t T, int64_t d, int64_t h, uint64_t seed, Device device) {
   if (h < 1 || d % h != 0) fail("multihead_shapes", "d = {} must be a multiple of h = {}", d, h);
   MultiHeadShapes r;
   r.B = B, r.T = T, r.d = d, r.h = h, r.dk = d / h;
@@ -39,8 +39,10 @@ MultiHeadShapes multihead_shapes(int64_t B, int64_t T, int64_t d, int64_t h, uin
 
   NoGradGuard ng;
   Generator gen(seed);
-  Tensor x = randn({B, T, d}, gen, DType::f64);  // (B, T, d)
-  auto linear = [&gen, d]() { return randn({d, d}, gen, DType::f64, 0.0, 1.0 / std::sqrt(static_cast<double>(d))); };
+  Tensor x = randn({B, T, d}, gen, DType::f64).to(device);  // (B, T, d)
+  auto linear = [&gen, d, device]() {
+    return randn({d, d}, gen, DType::f64, 0.0, 1.0 / std::sqrt(static_cast<double>(d))).to(device);
+  };
   Tensor Wq = linear(), Wk = linear(), Wv = linear(), Wo = linear();  // (d, d) each
 
   step("x", "(B, T, d)", x);
@@ -60,7 +62,8 @@ MultiHeadShapes multihead_shapes(int64_t B, int64_t T, int64_t d, int64_t h, uin
   std::vector<bool> future;  // true above the diagonal
   for (int64_t i = 0; i < T; ++i)
     for (int64_t j = 0; j < T; ++j) future.push_back(j > i);
-  Tensor p = softmax(masked_fill(s, bool_tensor(future, {T, T}), -std::numeric_limits<double>::infinity()), -1);
+  const Tensor mask = bool_tensor(future, {T, T}).to(device);
+  Tensor p = softmax(masked_fill(s, mask, -std::numeric_limits<double>::infinity()), -1);
   step("p = softmax(mask(s))", "(B, h, T, T)", p);
   Tensor heads = matmul(p, v);  // (B, h, T, dk)
   step("p @ v", "(B, h, T, dk)", heads);
@@ -79,13 +82,14 @@ MultiHeadShapes multihead_shapes(int64_t B, int64_t T, int64_t d, int64_t h, uin
   step(".reshape(B, T, d)", "(B, T, d)", cat);
   Tensor out = matmul(cat, Wo);
   step("out = wo(...)", "(B, T, d)", out);
+  r.out = out;
 
   AttentionOptions o;
   o.causal = true;
   r.fused_vs_hand = max_abs_diff(attention(q, k, v, o), heads);
 
   // Concatenate, then project = the sum of each head's write through its block of rows of W_O.
-  Tensor writes = zeros({B, T, d}, DType::f64);
+  Tensor writes = zeros({B, T, d}, DType::f64, device);
   for (int64_t i = 0; i < h; ++i)
     writes = add(writes, matmul(heads.select(1, i), Wo.slice(0, i * dk, (i + 1) * dk)));  // (B, T, dk) @ (dk, d)
   r.per_head_writes = max_abs_diff(out, writes);

@@ -5,7 +5,8 @@
 //   y = (p @ v).transpose(1, 2)                           (B, T, h, dk), not contiguous
 //   out = wo(y.reshape(B, T, d))                          (B, T, d)
 //
-// Linear layers are plain matmuls with seeded random weights (d, d), scaled by 1/√d.
+// Linear layers are plain matmuls with seeded random weights (d, d), scaled by 1/√d. The input
+// and weights are drawn on the CPU and moved to the device given; every step runs there.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,11 +32,13 @@ struct MultiHeadShapes {
   bool view_shares_storage = false;  // wq(x).view(...) moved no data
   bool reshape_copied = false;       // y.reshape(B, T, d) had to copy
   Shape reshaped;                    // its shape
+  Tensor out;                        // wo(y.reshape(B, T, d)), the layer's output (B, T, d), on the device
   double fused_vs_hand = 0.0;   // max |p @ v − attention(q, k, v, causal)|
   double per_head_writes = 0.0; // max |wo(concat heads) − Σ_i head_i W_O^(i)|
 };
 
-MultiHeadShapes multihead_shapes(int64_t B = 2, int64_t T = 16, int64_t d = 256, int64_t h = 8, uint64_t seed = 0);
+MultiHeadShapes multihead_shapes(int64_t B = 2, int64_t T = 16, int64_t d = 256, int64_t h = 8, uint64_t seed = 0,
+                                 Device device = Device::cpu);
 
 // "(B, h, T, dk)" with B, T, d, h, dk substituted; numbers pass through. Fails on an unknown symbol.
 Shape expand_shape(const std::string& text_shape, int64_t B, int64_t T, int64_t d, int64_t h, int64_t dk);

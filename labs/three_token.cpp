@@ -1,7 +1,7 @@
 // three_token — Section 3's worked example: three tokens, d_k = d_v = 2, in float64.
 // The forward (causal, then without the mask, then without the scale), the geometry, and the
 // backward pass of L = o_{3,2} computed by the formula, the tape and finite differences.
-// --step walks the backward one tape entry at a time.
+// --step walks the backward one tape entry at a time. --device cuda runs it all on the GPU.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -65,15 +65,17 @@ int main(int argc, char** argv) {
   CLI::App app{"Section 3's worked example: three tokens, the causal mask, the scale, and the backward pass of "
                "L = o_{3,2} by formula, tape and finite differences."};
   bool step = false, no_mask = false, no_scale = false;
+  Device device = Device::cpu;
   std::string json;
   app.add_flag("--step", step, "walk the backward one tape entry at a time (pauses when stdout is a terminal)");
   app.add_flag("--no-mask", no_mask, "step through / report the backward of the variant without the causal mask");
   app.add_flag("--no-scale", no_scale, "step through / report the backward of the variant without 1/sqrt(d_k)");
+  add_device_option(app, device);
   app.add_option("--json", json, "write every printed number to this file");
   CLI11_PARSE(app, argc, argv);
 
-  return run_lab("three_token", json, [&](Report& rep) {
-    const ThreeTokenInputs in = three_token_inputs();
+  return run_lab("three_token", json, device, [&](Report& rep) {
+    const ThreeTokenInputs in = three_token_inputs(device);
 
     rep.section("the three tokens (projected vectors taken directly)");
     rep.matrix("Q", in.Q, 0);
@@ -81,10 +83,10 @@ int main(int argc, char** argv) {
     rep.matrix("V", in.V, 0);
 
     rep.section("scores");
-    const AttentionTrace causal = three_token_trace({.causal = true, .scaled = true});
-    const AttentionTrace open = three_token_trace({.causal = false, .scaled = true});
-    const AttentionTrace sharp = three_token_trace({.causal = true, .scaled = false});
-    rep.matrix("Q Kᵀ", three_token_scores(), 0);
+    const AttentionTrace causal = three_token_trace({.causal = true, .scaled = true}, device);
+    const AttentionTrace open = three_token_trace({.causal = false, .scaled = true}, device);
+    const AttentionTrace sharp = three_token_trace({.causal = true, .scaled = false}, device);
+    rep.matrix("Q Kᵀ", three_token_scores(device), 0);
     rep.value("√d_k = 1 / scale", 1.0 / causal.scale, 1.414);
     rep.matrix("S = Q Kᵀ / √2 (no mask)", open.S);
     std::vector<double> distinct = open.S.to_vector();
@@ -144,7 +146,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- the backward pass
     const ThreeTokenVariant variant{.causal = !no_mask, .scaled = !no_scale};
-    const ThreeTokenBackward bw = three_token_backward(variant);
+    const ThreeTokenBackward bw = three_token_backward(variant, {}, {}, device);
     const AttentionTrace& t = bw.trace;
     // Row 3 sees every key, so the mask changes nothing in this backward: the text's numbers hold
     // for both scaled variants; without the scale they do not apply.
@@ -166,6 +168,10 @@ int main(int argc, char** argv) {
     rep.matrix("dV = Pᵀ dO", t.dV);
 
     rep.section("each gradient three ways (and a fourth: the tape of primitive ops)");
+    if (device != Device::cpu)
+      rep.text(fmt::format("  finite differences: each input is nudged on the CPU (element writes are CPU-only), then "
+                           "moved to {} where L is evaluated",
+                           device_name(device)));
     const std::vector<std::string> ways = {"formula", "tape", "finite diff.", "primitive tape"};
     rep.matrices("dS", {"formula", "tape (softmax entry)", "finite diff."}, {bw.dS.formula, bw.dS.tape, bw.dS.numeric});
     rep.tolerance("dS: largest disagreement", bw.dS.max_diff(), 1e-8);
@@ -182,7 +188,7 @@ int main(int argc, char** argv) {
                      : "Stepping through the backward (stdout is not a terminal: no pauses).");
       Stepper s{rep, pause};
       three_token_backward(
-          variant, [&s](const BackwardStep& x) { s.before(x); }, [&s](const BackwardStep& x) { s.after(x); });
+          variant, [&s](const BackwardStep& x) { s.before(x); }, [&s](const BackwardStep& x) { s.after(x); }, device);
       rep.text(fmt::format("\n{} steps: the gradients now sit in Q.grad, K.grad and V.grad.", s.n));
     } else {
       rep.text(fmt::format("({} steps; run with --step to walk them one at a time)", bw.steps));

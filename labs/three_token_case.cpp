@@ -20,28 +20,34 @@ AttentionOptions ThreeTokenVariant::options() const {
   return o;
 }
 
-ThreeTokenInputs three_token_inputs() {
+ThreeTokenInputs three_token_inputs(Device device) {
+  // Moved before requires_grad_, so each is a leaf on the device (no to_device entry on the tape).
+  auto leaf = [device](const std::vector<double>& values, const std::string& name) {
+    Tensor t = tensor(values, {3, 2}, DType::f64).to(device);
+    t.requires_grad_().set_name(name);
+    return t;
+  };
   ThreeTokenInputs in;
-  in.Q = tensor({1, 0, 0, 1, 1, 1}, {3, 2}, DType::f64).requires_grad_().set_name("Q");
-  in.K = tensor({1, 0, 0, 1, 1, 1}, {3, 2}, DType::f64).requires_grad_().set_name("K");
-  in.V = tensor({1, 0, 0, 2, 3, 3}, {3, 2}, DType::f64).requires_grad_().set_name("V");
+  in.Q = leaf({1, 0, 0, 1, 1, 1}, "Q");
+  in.K = leaf({1, 0, 0, 1, 1, 1}, "K");
+  in.V = leaf({1, 0, 0, 2, 3, 3}, "V");
   return in;
 }
 
-Tensor three_token_dO() {
+Tensor three_token_dO(Device device) {
   Tensor dO = zeros({3, 2}, DType::f64);
-  dO.set_at({2, 1}, 1.0);  // L = o_{3,2}: dL/dO is 1 there and 0 elsewhere
-  return dO;
+  dO.set_at({2, 1}, 1.0);  // L = o_{3,2}: dL/dO is 1 there and 0 elsewhere (written on the CPU)
+  return dO.to(device);
 }
 
-AttentionTrace three_token_trace(const ThreeTokenVariant& v) {
-  ThreeTokenInputs in = three_token_inputs();
+AttentionTrace three_token_trace(const ThreeTokenVariant& v, Device device) {
+  ThreeTokenInputs in = three_token_inputs(device);
   NoGradGuard ng;
-  return attention_trace(in.Q.detach(), in.K.detach(), in.V.detach(), three_token_dO(), v.options());
+  return attention_trace(in.Q.detach(), in.K.detach(), in.V.detach(), three_token_dO(device), v.options());
 }
 
-Tensor three_token_scores() {
-  ThreeTokenInputs in = three_token_inputs();
+Tensor three_token_scores(Device device) {
+  ThreeTokenInputs in = three_token_inputs(device);
   NoGradGuard ng;
   return matmul(in.Q.detach(), in.K.detach().transpose(0, 1));  // (3, 3)
 }
@@ -70,7 +76,7 @@ struct PrimitiveGraph {
   std::unordered_map<uint64_t, Named> names;
 };
 
-PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v) {
+PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v, Device device) {
   PrimitiveGraph g;
   auto name = [&g](Tensor t, const std::string& label, const std::string& rule) {
     t.set_name(label);
@@ -93,7 +99,8 @@ PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVaria
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) future.push_back(j > i);
     const std::string unmasked = x.name();
-    Tensor mask = bool_tensor(future, {3, 3}).set_name("future");
+    Tensor mask = bool_tensor(future, {3, 3}).to(device);
+    mask.set_name("future");
     g.names[mask.id()] = {"future", ""};
     x = name(masked_fill(x, mask, -std::numeric_limits<double>::infinity()), "S",
              fmt::format("S = {0} with the future set to −inf  →  d({0}) = dS, 0 where masked", unmasked));
@@ -144,13 +151,14 @@ BackwardStep make_step(size_t i, const TapeEntry& e, const PrimitiveGraph& g, co
 
 }  // namespace
 
-ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHook& before, const StepHook& after) {
+ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHook& before, const StepHook& after,
+                                        Device device) {
   ThreeTokenBackward r;
   r.variant = v;
   const AttentionOptions opts = v.options();
 
   // 1. The formula: every intermediate of the hand backward, and row 3's Jacobian.
-  r.trace = three_token_trace(v);
+  r.trace = three_token_trace(v, device);
   {
     NoGradGuard ng;
     r.J3 = softmax_jacobian(r.trace.P.select(0, 2));       // (3, 3)
@@ -159,7 +167,7 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
 
   // 2. The tape of the fused op: L = attention(Q, K, V)[3][2]; L.backward().
   {
-    ThreeTokenInputs in = three_token_inputs();
+    ThreeTokenInputs in = three_token_inputs(device);
     Tensor L = attention(in.Q, in.K, in.V, opts).index({2, 1});
     L.backward();
     r.dQ.tape = in.Q.grad();
@@ -167,21 +175,26 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
     r.dV.tape = in.V.grad();
   }
 
-  // 3. Finite differences of L, one input at a time (and of L as a function of S, for dS).
+  // 3. Finite differences of L, one input at a time (and of L as a function of S, for dS). The
+  //    nudges are element writes, so they happen on CPU copies; L is evaluated on the device.
   {
-    ThreeTokenInputs in = three_token_inputs();
-    TensorFn f = [opts](const std::vector<Tensor>& x) { return attention(x[0], x[1], x[2], opts).index({2, 1}); };
+    ThreeTokenInputs in = three_token_inputs();  // on the CPU
+    TensorFn f = [opts, device](const std::vector<Tensor>& x) {
+      return attention(x[0].to(device), x[1].to(device), x[2].to(device), opts).index({2, 1});
+    };
     r.dQ.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 0);
     r.dK.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 1);
     r.dV.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 2);
-    TensorFn fs = [](const std::vector<Tensor>& x) { return matmul(softmax(x[0], -1), x[1]).index({2, 1}); };
-    r.dS.numeric = numeric_gradient(fs, {r.trace.S, in.V.detach()}, 0);  // masked entries stay −inf: 0
+    TensorFn fs = [device](const std::vector<Tensor>& x) {
+      return matmul(softmax(x[0].to(device), -1), x[1].to(device)).index({2, 1});
+    };
+    r.dS.numeric = numeric_gradient(fs, {r.trace.S.to(Device::cpu), in.V.detach()}, 0);  // masked stay −inf: 0
   }
 
   // 4. The primitive graph, walked with an observer: its softmax entry hands out dS.
   {
-    ThreeTokenInputs in = three_token_inputs();
-    PrimitiveGraph g = primitive_graph(in, v);
+    ThreeTokenInputs in = three_token_inputs(device);
+    PrimitiveGraph g = primitive_graph(in, v, device);
     const std::vector<TapeEntry>& entries = g.L.tape()->entries();
     for (size_t i = g.first_entry; i <= g.L.tape_entry(); ++i) r.tape_listing.push_back(entry_line(i, entries[i], g));
     const uint64_t P_id = g.P.id();

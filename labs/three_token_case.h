@@ -6,6 +6,11 @@
 // the formula (attention_trace), the tape (attention(...).index({2, 1}).backward()) and finite
 // differences. A fourth, the tape of attention built from primitive ops, gives one tape entry per
 // step of the hand backward; the step-through lab watches it with a BackwardObserver.
+//
+// Every function takes the device the example runs on: the inputs are built on the CPU and moved
+// there with .to(device), and the ops, the traces and the backward passes run on it. Element
+// writes are CPU-only, so finite differences nudge CPU copies of the inputs and move each nudged
+// input to the device to evaluate L there; their results (Ways::numeric) live on the CPU.
 #pragma once
 #include <functional>
 #include <string>
@@ -25,23 +30,24 @@ struct ThreeTokenVariant {
 };
 
 struct ThreeTokenInputs {
-  Tensor Q, K, V;  // (3, 2) float64 leaves that require grad, named "Q", "K", "V"
+  Tensor Q, K, V;  // (3, 2) float64 leaves on the device that require grad, named "Q", "K", "V"
 };
-ThreeTokenInputs three_token_inputs();  // fresh leaves each call (Q and K equal but separate)
+// Fresh leaves each call (Q and K equal but separate).
+ThreeTokenInputs three_token_inputs(Device device = Device::cpu);
 
 // dL/dO for L = o_{3,2}: a single 1 at row 3, column 2.  (3, 2)
-Tensor three_token_dO();
+Tensor three_token_dO(Device device = Device::cpu);
 
 // Forward and the formula backward of one variant: S, P, O, dP (= g), D (= ḡ), dS, dQ, dK, dV.
-AttentionTrace three_token_trace(const ThreeTokenVariant& v);
+AttentionTrace three_token_trace(const ThreeTokenVariant& v, Device device = Device::cpu);
 // The raw scores Q Kᵀ, before scale and mask.  (3, 3)
-Tensor three_token_scores();
+Tensor three_token_scores(Device device = Device::cpu);
 
 // One gradient computed by every method, and the largest disagreement between any two.
 struct Ways {
   Tensor formula;    // attention_trace: the text's formulas
   Tensor tape;       // the fused attention op's recorded backward
-  Tensor numeric;    // central differences of L
+  Tensor numeric;    // central differences of L (on the CPU; L evaluated on the device)
   Tensor primitive;  // the tape of attention built from primitive ops (the step-through graph)
   double max_diff() const;
 };
@@ -69,8 +75,9 @@ struct ThreeTokenBackward {
 };
 
 // Runs all methods. `before` / `after` (optional) are called for each entry of the primitive
-// graph's backward, before and after its backward function runs.
+// graph's backward, before and after its backward function runs; the tensors they see are on
+// the device.
 ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHook& before = {},
-                                        const StepHook& after = {});
+                                        const StepHook& after = {}, Device device = Device::cpu);
 
 }  // namespace hg::lab
