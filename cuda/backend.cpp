@@ -97,10 +97,14 @@ void memcpy_h2d(void* dst, const void* src, size_t nbytes) {
   HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
 }
 
+// The host waits here for the device, so this is also where the deferred index checks of the
+// kernels before it are read (cuda/device_ops.h): a bad index throws at the first look at a result.
 void memcpy_d2h(void* dst, const void* src, size_t nbytes) {
   if (nbytes == 0) return;
   HG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream()));
   HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  note_host_wait();
+  run_deferred_checks();
 }
 
 void memcpy_d2d(void* dst, const void* src, size_t nbytes) {  // ordered on the stream, no wait
@@ -125,7 +129,11 @@ void softmax_lastdim(const void* x, void* y, int64_t rows, int64_t cols, DType t
   }
 }
 
-void synchronize() { HG_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+void synchronize() {
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  note_host_wait();
+  run_deferred_checks();
+}
 
 const CudaBackend kBackend{
     .device_available = device_available,
@@ -137,6 +145,7 @@ const CudaBackend kBackend{
     .memcpy_d2d = memcpy_d2d,
     .softmax_lastdim = softmax_lastdim,
     .synchronize = synchronize,
+    .host_waits = host_waits,
     .copy = cuda::copy,
     .fill = cuda::fill,
     .axpy = cuda::axpy,

@@ -4,6 +4,7 @@
 // Host C++ (C++20, engine headers); the kernels are behind cuda/kernels.h.
 #pragma once
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <string_view>
 
@@ -49,10 +50,29 @@ Geometry<N> geometry(std::string_view op, const Shape& shape, const std::array<c
   return g;
 }
 
-// The status buffer (kStatusSlots,) i64 of cuda/kernels.h on the device, set to "no error".
+// The status buffer (kStatusSlots,) i64 of cuda/kernels.h on the device, set to "no error" by a
+// kernel (no host wait).
 Tensor new_status();
 // Waits for the kernels before it and reads the status back.
 std::array<int64_t, kStatusSlots> read_status(const Tensor& status);
+
+// ---------------------------------------------------------------- deferred checks
+//
+// The kernels that check their indices (embedding, cross-entropy) report into a status buffer.
+// Reading it at once would make the host wait for the GPU in the middle of every training step,
+// so the op hands the buffer to defer_check() with a function that turns a bad status into an
+// hg::Error naming the op, the index and its position. Every pending status is read at the next
+// point where the host waits for the device anyway — a copy to the host (item(), to_vector(),
+// printing the loss) or synchronize() — and the first failure is thrown there. Until then the
+// kernels have written zeros where an index was bad, never read out of bounds.
+using StatusReport = std::function<void(const std::array<int64_t, kStatusSlots>&)>;
+void defer_check(Tensor status, StatusReport report);
+// Reads every pending status (clearing the list) and throws the first failure's Error. Called
+// right after the host waited for the stream (memcpy_d2h, synchronize).
+void run_deferred_checks();
+// Counts the times the host waited for the device: copies to the host, synchronize(), status reads.
+void note_host_wait();
+uint64_t host_waits();
 long long* status_ptr(const Tensor& status);
 constexpr int64_t kNoError = INT64_MAX;
 // Element `flat` of a contiguous i64 device tensor (for error messages).
@@ -80,9 +100,9 @@ Tensor softmax_jacobian_rows(const Tensor& p);
 Tensor softmax_jacobian_backward_rows(const Tensor& p, const Tensor& G);
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 Tensor embedding_backward(const Tensor& g, const Tensor& indices, int64_t V);
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Tensor* lse, int64_t* n_kept);
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Tensor* lse, Tensor* n_kept);
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, int64_t ignore_index,
-                              double scale);
+                              const Tensor& g, const Tensor& n_kept);
 
 Tensor gemm(const Tensor& a, const Tensor& b, double alpha);
 

@@ -3,7 +3,10 @@
 // contiguous copies, the status buffer.
 #include <fmt/format.h>
 
+#include <atomic>
+#include <climits>
 #include <string>
+#include <vector>
 
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
@@ -93,10 +96,9 @@ Tensor dense(const Tensor& x) {
 }
 
 Tensor new_status() {
-  const std::array<int64_t, kStatusSlots> init = {kNoError, kNoError, 0};
+  static_assert(kNoError == LLONG_MAX);
   Tensor s = empty({kStatusSlots}, DType::i64, Device::cuda);
-  HG_CUDA_CHECK(cudaMemcpyAsync(s.raw_data(), init.data(), sizeof init, cudaMemcpyHostToDevice, stream()));
-  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));  // `init` lives on this stack frame
+  HG_CUDA_CHECK(launch_status_init(status_ptr(s), stream()));
   return s;
 }
 
@@ -104,8 +106,47 @@ std::array<int64_t, kStatusSlots> read_status(const Tensor& status) {
   std::array<int64_t, kStatusSlots> out{};
   HG_CUDA_CHECK(cudaMemcpyAsync(out.data(), status.raw_data(), sizeof out, cudaMemcpyDeviceToHost, stream()));
   HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  note_host_wait();
   return out;
 }
+
+namespace {
+
+struct PendingCheck {
+  Tensor status;  // kept alive (and its block out of the cache) until it is read
+  StatusReport report;
+};
+std::vector<PendingCheck>& pending() {
+  static std::vector<PendingCheck> list;
+  return list;
+}
+std::atomic<uint64_t> g_host_waits{0};
+
+}  // namespace
+
+void defer_check(Tensor status, StatusReport report) {
+  pending().push_back({std::move(status), std::move(report)});
+  // A long run with no copy to the host would hold one status per op: read them now and then.
+  if (pending().size() >= 4096) {
+    HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    note_host_wait();
+    run_deferred_checks();
+  }
+}
+
+void run_deferred_checks() {
+  if (pending().empty()) return;
+  std::vector<PendingCheck> checks;
+  checks.swap(pending());  // a report that throws leaves the list empty, not half read
+  for (const PendingCheck& c : checks) {  // the stream is idle: these copies wait for nothing
+    std::array<int64_t, kStatusSlots> st{};
+    HG_CUDA_CHECK(cudaMemcpyAsync(st.data(), c.status.raw_data(), sizeof st, cudaMemcpyDeviceToHost, stream()));
+    c.report(st);
+  }
+}
+
+void note_host_wait() { g_host_waits.fetch_add(1, std::memory_order_relaxed); }
+uint64_t host_waits() { return g_host_waits.load(std::memory_order_relaxed); }
 
 long long* status_ptr(const Tensor& status) {
   static_assert(sizeof(long long) == sizeof(int64_t));
@@ -117,6 +158,7 @@ int64_t read_i64_at(const Tensor& t, int64_t flat) {
   HG_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const int64_t*>(t.raw_data()) + flat, sizeof v, cudaMemcpyDeviceToHost,
                                 stream()));
   HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  note_host_wait();
   return v;
 }
 

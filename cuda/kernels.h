@@ -115,10 +115,14 @@ cudaError_t launch_cross_entropy_rows(Elem t, const void* x, const int64_t* targ
 // out (0-d) = Σ_{kept} loss[r] / n_kept (0 when none kept); status[kKept] = n_kept. One block.
 cudaError_t launch_cross_entropy_mean(Elem t, const double* loss, const int64_t* targets, int64_t N,
                                       int64_t ignore_index, void* out, long long* status, cudaStream_t s);
-// dx[r, c] = scale (exp(x[r, c] − lse[r]) − [c = t_r]) on kept rows, 0 on ignored rows.
+// dx[r, c] = scale (exp(x[r, c] − lse[r]) − [c = t_r]) on kept rows, 0 on ignored rows, with
+// scale = g / n_kept read on the device: g the 0-d incoming gradient, n_kept the forward's count
+// (its status[kKept]); scale = 0 when n_kept = 0.
 cudaError_t launch_cross_entropy_backward(Elem t, const void* x, const int64_t* targets, const void* lse, int64_t N,
-                                          int64_t C, int64_t ignore_index, double scale, void* dx, long long* status,
-                                          cudaStream_t s);
+                                          int64_t C, int64_t ignore_index, const void* g, const long long* n_kept,
+                                          void* dx, long long* status, cudaStream_t s);
+// status = {INT64_MAX, INT64_MAX, 0}: no bad index, no NaN row, nothing counted.
+cudaError_t launch_status_init(long long* status, cudaStream_t s);
 
 // out[p, j] = w[idx[p] · sv + j · sd]; out (P, d) contiguous, idx (P,) contiguous
 cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int64_t V, int64_t d, const int64_t* idx,

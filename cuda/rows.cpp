@@ -1,7 +1,7 @@
 // cuda/rows.cpp — the host side of the row ops (kernels: cuda/softmax.cu, cuda/rows.cu):
 // reductions, the softmax family, cross-entropy, and the embedding gather / scatter-add.
 // Each makes its input rows contiguous (a copy only when they are not), allocates the result,
-// launches, and, for the kernels that check indices, reads their status and throws.
+// launches, and, for the kernels that check indices, hands their status to defer_check().
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
 #include "cuda/softmax.h"
@@ -175,19 +175,27 @@ int64_t check_cross_entropy(std::string_view op, const Tensor& logits, const Ten
   return C;
 }
 
-void throw_bad_target(std::string_view op, const std::array<int64_t, kStatusSlots>& st, const Tensor& targets,
-                      const Tensor& t, int64_t C, int64_t ignore_index) {
-  if (st[kBadIndex] == kNoError) return;
-  const int64_t pos = st[kBadIndex];
-  fail(op,
-       "target {} at position {} of targets {} is out of range for C = {} classes; targets must lie in [0, {}) "
-       "or equal ignore_index ({})",
-       read_i64_at(t, pos), index_str(targets.shape(), pos), shape_str(targets.shape()), C, C, ignore_index);
+// The deferred check of a cross-entropy kernel's status: a target out of range, or a NaN loss.
+// t is the dense copy the kernel read (kept alive by the check).
+StatusReport target_report(std::string_view op, const Shape& targets_shape, const Tensor& t, int64_t C,
+                           int64_t ignore_index) {
+  return [op, targets_shape, t, C, ignore_index](const std::array<int64_t, kStatusSlots>& st) {
+    if (st[kBadIndex] != kNoError) {
+      const int64_t pos = st[kBadIndex];
+      fail(op,
+           "target {} at position {} of targets {} is out of range for C = {} classes; targets must lie in [0, {}) "
+           "or equal ignore_index ({})",
+           read_i64_at(t, pos), index_str(targets_shape, pos), shape_str(targets_shape), C, C, ignore_index);
+    }
+    if (st[kNanRow] != kNoError)
+      fail(op, "the loss of row {} (target {}) is NaN: its logits hold a NaN, a +inf, or are all -inf",
+           index_str(targets_shape, st[kNanRow]), read_i64_at(t, st[kNanRow]));
+  };
 }
 
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Tensor* lse, int64_t* n_kept) {
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Tensor* lse, Tensor* n_kept) {
   constexpr std::string_view op = "cross_entropy (cuda)";
   const int64_t C = check_cross_entropy(op, logits, targets);
   const int64_t N = targets.numel();
@@ -201,31 +209,34 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                                           static_cast<double*>(loss.raw_data()), status_ptr(status), stream()));
   HG_CUDA_CHECK(launch_cross_entropy_mean(elem(logits.dtype()), static_cast<const double*>(loss.raw_data()), tp, N,
                                           ignore_index, out.raw_data(), status_ptr(status), stream()));
-  const auto st = read_status(status);
-  throw_bad_target(op, st, targets, t, C, ignore_index);
-  if (st[kNanRow] != kNoError)
-    fail(op, "the loss of row {} (target {}) is NaN: its logits hold a NaN, a +inf, or are all -inf",
-         index_str(targets.shape(), st[kNanRow]), read_i64_at(t, st[kNanRow]));
+  defer_check(status, target_report(op, targets.shape(), t, C, ignore_index));
   if (lse) *lse = l;
-  if (n_kept) *n_kept = st[kKept];
+  if (n_kept) *n_kept = status.select(0, kKept);  // 0-d i64 on the device, written by the mean kernel
   return out;
 }
 
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, int64_t ignore_index,
-                              double scale_by) {
+                              const Tensor& g, const Tensor& n_kept) {
   constexpr std::string_view op = "cross_entropy_backward (cuda)";
   const int64_t C = check_cross_entropy(op, logits, targets);
   const int64_t N = targets.numel();
   require_float(op, lse, "logsumexp");
   require_same_dtype(op, logits, lse);
   if (lse.numel() != N) fail(op, "logsumexp {} must hold one value per row ({})", lse.describe(), N);
+  require_float(op, g, "incoming gradient g");
+  require_same_dtype(op, logits, g);
+  if (g.numel() != 1) fail(op, "the incoming gradient {} must be a single number (the loss is 0-d)", g.describe());
+  require_device(op, n_kept, "kept-row count");
+  if (n_kept.dtype() != DType::i64 || n_kept.numel() != 1)
+    fail(op, "the kept-row count {} must be one i64 (cross_entropy's n_kept)", n_kept.describe());
   const Tensor x = dense(logits), t = dense(targets), l = dense(lse);
   Tensor dx = empty(logits.shape(), logits.dtype(), Device::cuda);  // (..., C)
   const Tensor status = new_status();
   HG_CUDA_CHECK(launch_cross_entropy_backward(elem(logits.dtype()), x.raw_data(),
                                               static_cast<const int64_t*>(t.raw_data()), l.raw_data(), N, C,
-                                              ignore_index, scale_by, dx.raw_data(), status_ptr(status), stream()));
-  throw_bad_target(op, read_status(status), targets, t, C, ignore_index);
+                                              ignore_index, g.raw_data(), status_ptr(n_kept), dx.raw_data(),
+                                              status_ptr(status), stream()));
+  defer_check(status, target_report(op, targets.shape(), t, C, ignore_index));
   return dx;
 }
 
@@ -233,14 +244,16 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
 
 namespace {
 
-void throw_bad_index(std::string_view op, const Tensor& status, const Tensor& indices, const Tensor& idx, int64_t V) {
-  const auto st = read_status(status);
-  if (st[kBadIndex] == kNoError) return;
-  const int64_t pos = st[kBadIndex];
-  fail(op,
-       "index {} at position {} of indices {} is out of range for a table of V = {} rows; token ids must lie in "
-       "[0, {})",
-       read_i64_at(idx, pos), index_str(indices.shape(), pos), shape_str(indices.shape()), V, V);
+// The deferred check of an embedding kernel's status; idx is the dense copy the kernel read.
+StatusReport index_report(std::string_view op, const Shape& indices_shape, const Tensor& idx, int64_t V) {
+  return [op, indices_shape, idx, V](const std::array<int64_t, kStatusSlots>& st) {
+    if (st[kBadIndex] == kNoError) return;
+    const int64_t pos = st[kBadIndex];
+    fail(op,
+         "index {} at position {} of indices {} is out of range for a table of V = {} rows; token ids must lie in "
+         "[0, {})",
+         read_i64_at(idx, pos), index_str(indices_shape, pos), shape_str(indices_shape), V, V);
+  };
 }
 
 void require_indices(std::string_view op, const Tensor& indices) {
@@ -265,7 +278,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   HG_CUDA_CHECK(launch_embedding(elem(weight.dtype()), weight.raw_data(), weight.strides()[0], weight.strides()[1], V,
                                  d, static_cast<const int64_t*>(idx.raw_data()), idx.numel(), out.raw_data(),
                                  status_ptr(status), stream()));
-  throw_bad_index(op, status, indices, idx, V);
+  defer_check(status, index_report(op, indices.shape(), idx, V));
   return out;
 }
 
@@ -286,7 +299,7 @@ Tensor embedding_backward(const Tensor& g, const Tensor& indices, int64_t V) {
   const Tensor status = new_status();
   HG_CUDA_CHECK(launch_embedding_backward(elem(g.dtype()), gc.raw_data(), static_cast<const int64_t*>(idx.raw_data()),
                                           idx.numel(), V, d, dw.raw_data(), status_ptr(status), stream()));
-  throw_bad_index(op, status, indices, idx, V);
+  defer_check(status, index_report(op, indices.shape(), idx, V));
   return dw;
 }
 

@@ -4,6 +4,8 @@
 // CPU's layout: reduced dimensions moved last, ops/reduce.cpp); the embedding runs one thread
 // per element. Indices are checked on the device: an out-of-range one records its position in
 // status[kBadIndex] (atomicMin keeps the first) and the host turns that into an hg::Error.
+#include <climits>
+
 #include "cuda/device_common.cuh"
 #include "cuda/kernels.h"
 
@@ -126,11 +128,16 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-// dx[r, c] = scale (p_rc − [c = t_r]), p_rc = exp(x_rc − lse_r), on kept rows; 0 on ignored rows
+// dx[r, c] = scale (p_rc − [c = t_r]), p_rc = exp(x_rc − lse_r), on kept rows; 0 on ignored rows.
+// scale = g / n_kept, read on the device (g the incoming 0-d gradient, n_kept the forward's count),
+// so the host never waits for either.
 template <typename T>
 __global__ void cross_entropy_backward_kernel(const T* __restrict__ x, const int64_t* __restrict__ targets,
                                               const T* __restrict__ lse, int64_t N, int64_t C, int64_t ignore_index,
-                                              double scale, T* __restrict__ dx, long long* status) {
+                                              const T* __restrict__ g, const long long* __restrict__ n_kept,
+                                              T* __restrict__ dx, long long* status) {
+  const long long kept = *n_kept;
+  const double scale = kept > 0 ? static_cast<double>(*g) / static_cast<double>(kept) : 0.0;
   HG_GRID_LOOP(e, N * C) {
     const int64_t r = e / C, c = e % C, t = targets[r];
     if (t == ignore_index || t < 0 || t >= C) {
@@ -141,6 +148,15 @@ __global__ void cross_entropy_backward_kernel(const T* __restrict__ x, const int
     const double p = exp(static_cast<double>(x[e]) - static_cast<double>(lse[r]));
     dx[e] = static_cast<T>(scale * (p - (c == t ? 1.0 : 0.0)));
   }
+}
+
+// ---------------------------------------------------------------- status
+
+// The status buffer's starting values, written on the device (a copy from the host would wait).
+__global__ void status_init_kernel(long long* status) {
+  status[kBadIndex] = LLONG_MAX;
+  status[kNanRow] = LLONG_MAX;
+  status[kKept] = 0;
 }
 
 // ---------------------------------------------------------------- embedding
@@ -246,17 +262,24 @@ cudaError_t launch_cross_entropy_mean(Elem t, const double* loss, const int64_t*
 }
 
 cudaError_t launch_cross_entropy_backward(Elem t, const void* x, const int64_t* targets, const void* lse, int64_t N,
-                                          int64_t C, int64_t ignore_index, double scale, void* dx, long long* status,
-                                          cudaStream_t s) {
+                                          int64_t C, int64_t ignore_index, const void* g, const long long* n_kept,
+                                          void* dx, long long* status, cudaStream_t s) {
   if (N <= 0 || C <= 0) return cudaSuccess;
   if (t == Elem::f32)
     cross_entropy_backward_kernel<float><<<grid_for(N * C), kThreads, 0, s>>>(
-        Buf<float>::in(x), targets, Buf<float>::in(lse), N, C, ignore_index, scale, Buf<float>::out(dx), status);
+        Buf<float>::in(x), targets, Buf<float>::in(lse), N, C, ignore_index, Buf<float>::in(g), n_kept,
+        Buf<float>::out(dx), status);
   else if (t == Elem::f64)
     cross_entropy_backward_kernel<double><<<grid_for(N * C), kThreads, 0, s>>>(
-        Buf<double>::in(x), targets, Buf<double>::in(lse), N, C, ignore_index, scale, Buf<double>::out(dx), status);
+        Buf<double>::in(x), targets, Buf<double>::in(lse), N, C, ignore_index, Buf<double>::in(g), n_kept,
+        Buf<double>::out(dx), status);
   else
     return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_status_init(long long* status, cudaStream_t s) {
+  status_init_kernel<<<1, 1, 0, s>>>(status);
   return cudaGetLastError();
 }
 

@@ -14,8 +14,10 @@
 //     a tensor on the CPU, or shapes that do not fit, throws hg::Error naming "<entry> (cuda)".
 //   - In-place entries (copy, fill, axpy, scale, attention_scale_mask) write their destination
 //     and do not bump its version: the caller (Tensor::copy_, ...) does.
-//   - Work is queued on the one stream; results are ordered after it. Entries that check
-//     indices on the device (embedding, cross_entropy) wait for their kernels to report.
+//   - Work is queued on the one stream; results are ordered after it, and no entry waits for the
+//     device. Entries that check indices on the device (embedding, cross_entropy) report a bad
+//     index (or a NaN loss) at the next copy to the host or synchronize(), which throw its hg::Error
+//     naming the op, the value and its position (cuda/device_ops.h, "deferred checks").
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -68,8 +70,12 @@ struct CudaBackend {
   void (*memcpy_d2d)(void* dst, const void* src, size_t nbytes);
   // Kernels. Operands are contiguous; `rows x cols` with the reduced dimension last.
   void (*softmax_lastdim)(const void* x, void* y, int64_t rows, int64_t cols, DType t);
-  // Waits until every queued kernel and copy has finished (benchmarks, timing).
+  // Waits until every queued kernel and copy has finished (benchmarks, timing), then reads the
+  // deferred index checks (below) and throws the first failure.
   void (*synchronize)();
+  // How many times the host has waited for the device so far: copies to the host, synchronize(),
+  // status reads. A training step that leaves it unchanged ran without a host round trip.
+  uint64_t (*host_waits)();
 
   // ---------------------------------------------------------------- device ops: copies
 
@@ -133,21 +139,23 @@ struct CudaBackend {
 
   // ---------------------------------------------------------------- device ops: lookup, loss
 
-  // weight (V, d) any strides, indices (...) i64 -> (..., d). An index outside [0, V) throws
-  // hg::Error naming it and its position.
+  // weight (V, d) any strides, indices (...) i64 -> (..., d). An index outside [0, V) is a
+  // deferred hg::Error naming it and its position.
   Tensor (*embedding)(const Tensor& weight, const Tensor& indices);
   // dweight (V, d) = scatter-add of g (..., d) into the rows `indices` (...) name.
   Tensor (*embedding_backward)(const Tensor& g, const Tensor& indices, int64_t V);
   // The mean cross-entropy over rows whose target is not ignore_index: logits (..., C),
   // targets (...) i64 -> 0-d, in the logits' dtype (0 when no row is kept). When given:
-  // *lse = the logsumexp of each row (N,) (0 on ignored rows), *n_kept = the rows kept.
-  // A target outside [0, C) (and not ignore_index), or a NaN loss, throws hg::Error.
+  // *lse = the logsumexp of each row (N,) (0 on ignored rows), *n_kept = the rows kept (0-d i64,
+  // on the device). A target outside [0, C) (and not ignore_index), or a NaN loss, is a deferred
+  // hg::Error (above).
   Tensor (*cross_entropy)(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Tensor* lse,
-                          int64_t* n_kept);
-  // dlogits (..., C) = scale (softmax(logits) − onehot(target)) on kept rows, 0 on ignored
-  // rows, with softmax recomputed from lse (N,); the op passes scale = g / n_kept.
+                          Tensor* n_kept);
+  // dlogits (..., C) = (g / n_kept) (softmax(logits) − onehot(target)) on kept rows, 0 on ignored
+  // rows (and everywhere when n_kept = 0), softmax recomputed from lse (N,); g the loss's 0-d
+  // gradient and n_kept the forward's count, both read on the device.
   Tensor (*cross_entropy_backward)(const Tensor& logits, const Tensor& targets, const Tensor& lse, int64_t ignore_index,
-                                   double scale);
+                                   const Tensor& g, const Tensor& n_kept);
 
   // ---------------------------------------------------------------- device ops: attention
 

@@ -25,22 +25,20 @@ namespace hg {
 
 namespace {
 
-// The same loss and backward on a CUDA tensor: the kernels (cuda/rows.cu) check the targets and
-// the NaN rule on the device and report them here as the same errors.
+// The same loss and backward on a CUDA tensor, without the host waiting for the device: the
+// kernels (cuda/rows.cu) check the targets and the NaN rule on the device and report them at the
+// next copy to the host (engine/backend.h), and the count of kept rows stays on the device, where
+// the backward kernel reads it with the incoming gradient.
 Tensor cross_entropy_cuda(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
   const char* op = "cross_entropy";
-  Tensor lse;
-  int64_t n_kept = 0;
+  Tensor lse, n_kept;
   Tensor out = require_cuda(op).cross_entropy(logits.detach(), targets, ignore_index, &lse, &n_kept);
   if (should_record({logits})) {
-    const Shape shape = logits.shape();
-    const DType dt = logits.dtype();
-    record(op, {logits, targets}, {out}, {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp")},
-           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             if (n_kept == 0) return std::vector<Tensor>{zeros(shape, dt, Device::cuda), Tensor()};
-             const double scale = g[0].item() / static_cast<double>(n_kept);
+    record(op, {logits, targets}, {out},
+           {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp"), save(n_kept, "kept-row count")},
+           [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{
-                 require_cuda("cross_entropy backward").cross_entropy_backward(s[0], s[1], s[2], ignore_index, scale),
+                 require_cuda("cross_entropy backward").cross_entropy_backward(s[0], s[1], s[2], ignore_index, g[0], s[3]),
                  Tensor()};
            });
   }

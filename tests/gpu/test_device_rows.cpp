@@ -180,8 +180,7 @@ TEST_CASE("cross_entropy: loss, logsumexp and n_kept with ignore_index; backward
       for (int64_t i = 0; i < 4; ++i) tg.set_at({i, i}, static_cast<double>(ignore));  // 4 ignored rows at least
       if (ignore == 3) tg.set_at({0, 4}, 3.0);
       struct Out {
-        Tensor loss, lse;
-        int64_t kept = -1;
+        Tensor loss, lse, kept;
       };
       const Out r = poisoned([&] {
         Out o;
@@ -202,50 +201,59 @@ TEST_CASE("cross_entropy: loss, logsumexp and n_kept with ignore_index; backward
         for (size_t c = 0; c < 7; ++c) z += std::exp(xv[row * 7 + c]);
         lse_want[row] = std::log(z);
       }
-      CHECK(r.kept == kept);
+      REQUIRE(r.kept.device() == Device::cuda);
+      CHECK(static_cast<int64_t>(r.kept.item()) == kept);
       expect_close("cross_entropy logsumexp", r.lse, tensor(lse_want, {20}, DType::f64), t);
 
       Tensor x64 = ref(logits).requires_grad_();
       hg::mul(hg::cross_entropy(x64, tg, ignore), 0.7).backward();
-      const double scale = 0.7 / static_cast<double>(r.kept);
+      const Tensor g = full({}, 0.7, t, Device::cuda);  // dL/dloss, read by the kernel with n_kept
       expect_close("cross_entropy_backward",
-                   poisoned([&] { return cu().cross_entropy_backward(glogits, gpu(tg), r.lse, ignore, scale); }),
+                   poisoned([&] { return cu().cross_entropy_backward(glogits, gpu(tg), r.lse, ignore, g, r.kept); }),
                    x64.grad(), t);
     }
     // Every row ignored: loss 0, nothing kept, zero gradient.
     const Tensor none = full({4, 5}, -100.0, DType::i64);
-    Tensor lse;
-    int64_t kept = -1;
+    Tensor lse, kept;
     const Tensor zero_loss = cu().cross_entropy(glogits, gpu(none), -100, &lse, &kept);
     CHECK(zero_loss.item() == 0.0);
-    CHECK(kept == 0);
-    expect_equal("cross_entropy_backward all ignored", cu().cross_entropy_backward(glogits, gpu(none), lse, -100, 1.0),
+    CHECK(kept.item() == 0.0);
+    expect_equal("cross_entropy_backward all ignored",
+                 cu().cross_entropy_backward(glogits, gpu(none), lse, -100, full({}, 1.0, t, Device::cuda), kept),
                  zeros({4, 5, 7}, t));
   }
 }
 
-TEST_CASE("cross_entropy errors: a target out of range, a NaN loss") {
+TEST_CASE("cross_entropy errors: a target out of range, a NaN loss — reported at the next wait for the device") {
   Generator gen(208);
   const Tensor x = gpu(normal({3, 4}, gen, DType::f64));
-  CHECK_THROWS_WITH_AS(cu().cross_entropy(x, gpu(index_tensor({0, 4, 1}, {3})), -100, nullptr, nullptr),
+  // The kernels check on the device; the error comes at the next copy to the host or synchronize().
+  const auto loss_of = [&](const Tensor& logits, const Tensor& targets) {
+    return cu().cross_entropy(logits, targets, -100, nullptr, nullptr).item();
+  };
+  CHECK_THROWS_WITH_AS(loss_of(x, gpu(index_tensor({0, 4, 1}, {3}))),
                        doctest::Contains("target 4 at position [1] of targets (3,) is out of range for C = 4"), Error);
-  CHECK_THROWS_WITH_AS(cu().cross_entropy(x, gpu(index_tensor({0, 1, -5}, {3})), -100, nullptr, nullptr),
-                       doctest::Contains("target -5 at position [2]"), Error);
-  Tensor lse;
-  (void)cu().cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, &lse, nullptr);
-  CHECK_THROWS_WITH_AS(cu().cross_entropy_backward(x, gpu(index_tensor({0, 9, 2}, {3})), lse, -100, 1.0),
-                       doctest::Contains("target 9 at position [1]"), Error);
+  CHECK_THROWS_WITH_AS(loss_of(x, gpu(index_tensor({0, 1, -5}, {3}))), doctest::Contains("target -5 at position [2]"),
+                       Error);
+  Tensor lse, kept;
+  (void)cu().cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, &lse, &kept);
+  const uint64_t waits = cu().host_waits();
+  const Tensor dx =  // queued: nothing waits, nothing throws yet
+      cu().cross_entropy_backward(x, gpu(index_tensor({0, 9, 2}, {3})), lse, -100, full({}, 1.0, DType::f64, Device::cuda),
+                                  kept);
+  CHECK(cu().host_waits() == waits);
+  CHECK_THROWS_WITH_AS(cu().synchronize(), doctest::Contains("target 9 at position [1]"), Error);
   Tensor bad = normal({3, 4}, gen, DType::f64);
   bad.set_at({2, 1}, std::nan(""));
-  CHECK_THROWS_WITH_AS(cu().cross_entropy(gpu(bad), gpu(index_tensor({0, 1, 2}, {3})), -100, nullptr, nullptr),
+  CHECK_THROWS_WITH_AS(loss_of(gpu(bad), gpu(index_tensor({0, 1, 2}, {3}))),
                        doctest::Contains("row [2] (target 2) is NaN"), Error);
+  // Shapes and dtypes are checked on the host, at once.
   CHECK_THROWS_WITH_AS(cu().cross_entropy(x, gpu(index_tensor({0, 1}, {2})), -100, nullptr, nullptr),
                        doctest::Contains("targets have shape"), Error);
   CHECK_THROWS_WITH_AS(cu().cross_entropy(x, gpu(full({3}, 0.0, DType::f64)), -100, nullptr, nullptr),
                        doctest::Contains("i64"), Error);
-  int64_t kept = -1;
   (void)cu().cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, nullptr, &kept);  // works after the errors
-  CHECK(kept == 3);
+  CHECK(kept.item() == 3.0);
 }
 
 TEST_CASE("embedding: gather with repeated ids, scatter-add backward, strided weight") {
@@ -278,14 +286,15 @@ TEST_CASE("embedding errors: an index out of range names it and its position") {
   const Tensor w = gpu(normal({11, 6}, gen, DType::f32));
   Tensor idx = randint({3, 4}, gen, 0, 11);
   idx.set_at({1, 2}, 11);
+  // Checked on the device, reported at the next copy to the host (to_vector) or synchronize().
   CHECK_THROWS_WITH_AS(
-      cu().embedding(w, gpu(idx)),
+      cu().embedding(w, gpu(idx)).to_vector(),
       doctest::Contains("index 11 at position [1, 2] of indices (3, 4) is out of range for a table of V = 11"), Error);
   idx.set_at({1, 2}, 3);
   idx.set_at({0, 1}, -1);
-  CHECK_THROWS_WITH_AS(cu().embedding(w, gpu(idx)), doctest::Contains("index -1 at position [0, 1]"), Error);
-  CHECK_THROWS_WITH_AS(cu().embedding_backward(gpu(normal({3, 4, 6}, gen, DType::f32)), gpu(idx), 11),
-                       doctest::Contains("index -1 at position [0, 1]"), Error);
+  CHECK_THROWS_WITH_AS(cu().embedding(w, gpu(idx)).to_vector(), doctest::Contains("index -1 at position [0, 1]"), Error);
+  (void)cu().embedding_backward(gpu(normal({3, 4, 6}, gen, DType::f32)), gpu(idx), 11);
+  CHECK_THROWS_WITH_AS(cu().synchronize(), doctest::Contains("index -1 at position [0, 1]"), Error);
   CHECK_THROWS_WITH_AS(cu().embedding(w, gpu(idx.to(DType::f64))), doctest::Contains("i64"), Error);
   CHECK_THROWS_WITH_AS(cu().embedding(w, idx), doctest::Contains("is on cpu"), Error);
   idx.set_at({0, 1}, 0);

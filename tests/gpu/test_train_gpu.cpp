@@ -106,3 +106,28 @@ TEST_CASE("optimizer state follows the parameters: to(device), and a clear error
   CHECK(w.device() == Device::cuda);
   CHECK(opt.steps() == 2);  // the refused step changed nothing
 }
+
+TEST_CASE("a training step on cuda never waits for the device: embedding, matmul, cross_entropy, backward, AdamW") {
+  Generator gen(404);
+  const int64_t V = 11, d = 8, B = 3, T = 5;
+  Tensor E = randn({V, d}, gen, DType::f32).to(Device::cuda).detach().requires_grad_();
+  Tensor W = randn({d, d}, gen, DType::f32).to(Device::cuda).detach().requires_grad_();
+  const Tensor x = randint({B, T}, gen, 0, V).to(Device::cuda), y = randint({B, T}, gen, 0, V).to(Device::cuda);
+  nn::AdamW opt({E, W}, {.lr = 1e-2, .weight_decay = 0.0});
+  Tensor loss;
+  const auto step = [&] {
+    opt.zero_grad();
+    loss = cross_entropy(matmul(matmul(embedding(E, x), W), E.transpose(0, 1)), y);  // tied head
+    loss.backward();
+    opt.step();
+  };
+  step();  // warm-up: fills the allocator's cache
+  const double first = loss.item();
+  const uint64_t waits = cuda_backend()->host_waits();
+  for (int i = 0; i < 3; ++i) step();
+  CHECK(cuda_backend()->host_waits() == waits);  // no copy to the host, no synchronize, no status read
+  const double later = loss.item();              // the one wait: reading the loss
+  CHECK(cuda_backend()->host_waits() == waits + 1);
+  MESSAGE("loss ", first, " -> ", later, " after 3 more steps");
+  CHECK(later < first);
+}
