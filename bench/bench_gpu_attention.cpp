@@ -28,20 +28,17 @@
 #include <numeric>
 #include <optional>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "engine/tape.h"
+#include "gpu_bench_util.h"
 #include "ops/attention.h"
 
-#ifndef HANDGRAD_BENCH_DIR
-#define HANDGRAD_BENCH_DIR "bench"  // bench/CMakeLists.txt gives the source folder
-#endif
-
 using namespace hg;
+using hg::bench::median;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -53,7 +50,7 @@ struct Args {
   int64_t bh = 32, dk = 64;
   int warmup = 3, iters = 10;
   bool torch = true;
-  std::string python = std::getenv("HANDGRAD_PYTHON") ? std::getenv("HANDGRAD_PYTHON") : "python3";
+  std::string python = bench::default_python();
 };
 
 Args parse(int argc, char** argv) {
@@ -106,12 +103,6 @@ Args parse(int argc, char** argv) {
 // 3.5 × 2·BH·T²·d = 7·BH·T²·d. handgrad's backward has no recompute; the count is a convention.
 double flops(int64_t bh, int64_t T, int64_t d) {
   return 7.0 * static_cast<double>(bh) * static_cast<double>(T) * static_cast<double>(T) * static_cast<double>(d);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // ‖gpu − cpu‖ / ‖cpu‖ over all elements, in double.
@@ -193,44 +184,11 @@ Timed time_one(const Args& a, int64_t T) {
   return {median(ms), ok};
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // Runs the peer for one T; its last line is one JSON object. On failure, the reason in *why.
 std::optional<nlohmann::json> run_peer(const Args& a, int64_t T, std::string* why) {
-  const std::string cmd = fmt::format("{} {} --T {} --bh {} --dk {} --warmup {} --iters {} 2>&1", shell_quote(a.python),
-                                      shell_quote(std::string(HANDGRAD_BENCH_DIR) + "/attention_gpu.py"), T, a.bh,
-                                      a.dk, a.warmup, a.iters);
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) {
-    *why = "could not start " + a.python;
-    return std::nullopt;
-  }
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  // The JSON is the last line that starts with '{' (warnings on stderr may come after it).
-  std::string json_line, last_line;
-  for (size_t pos = 0; pos < out.size();) {
-    const size_t end = std::min(out.find('\n', pos), out.size());
-    const std::string line = out.substr(pos, end - pos);
-    if (!line.empty()) last_line = line;
-    if (line.starts_with("{")) json_line = line;
-    pos = end + 1;
-  }
-  const nlohmann::json j = nlohmann::json::parse(json_line, nullptr, /*allow_exceptions=*/false);
-  const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (j.is_object() && j.contains("ms") && exited_ok) return j;
-  if (j.is_object() && j.contains("error"))
-    *why = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
-  else
-    *why = fmt::format("{} exited with status {}: {}", a.python, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                       last_line.empty() ? "no output" : last_line);
-  return std::nullopt;
+  return bench::run_peer(a.python, bench::peer_script("attention_gpu.py"),
+                         fmt::format("--T {} --bh {} --dk {} --warmup {} --iters {}", T, a.bh, a.dk, a.warmup, a.iters),
+                         "ms", why);
 }
 
 }  // namespace

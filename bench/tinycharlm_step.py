@@ -8,7 +8,8 @@ feed-forward network, no normalisation, tied head (logits = H Eᵀ). The step: f
 cross-entropy (mean), zero_grad, backward, AdamW(lr 1e-3, weight_decay 0).
 
 Run with Debian's python3-torch (/usr/bin/python3); bench/run-tinycharlm runs it beside the C++
-bench with the same thread count. Prints one line of JSON with ms/step.
+bench with the same thread count. Prints one line of JSON with ms/step. The model and the batch
+work on any device (bench/tinycharlm_step_gpu.py, the GPU peer, imports them from here).
 """
 import argparse
 import json
@@ -26,8 +27,8 @@ import torch.nn.functional as F
 def rope(x, base=10000.0):
     """Rotate interleaved pairs (x_2i, x_2i+1) of x (B, H, T, d_h) by t · base^(-2i/d_h)."""
     T, dh = x.shape[-2], x.shape[-1]
-    inv = base ** (-torch.arange(0, dh, 2, dtype=torch.float64) / dh)        # (d_h/2,)
-    ang = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]      # (T, d_h/2)
+    inv = base ** (-torch.arange(0, dh, 2, dtype=torch.float64, device=x.device) / dh)   # (d_h/2,)
+    ang = torch.arange(T, dtype=torch.float64, device=x.device)[:, None] * inv[None, :]  # (T, d_h/2)
     cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
     x0, x1 = x[..., 0::2], x[..., 1::2]
     return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2)
@@ -40,7 +41,7 @@ def causal_attention(q, k, v):
         return sdpa(q, k, v, is_causal=True)
     T = q.shape[-2]
     s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+    mask = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
     return torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1) @ v
 
 

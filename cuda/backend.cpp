@@ -95,6 +95,7 @@ void memcpy_h2d(void* dst, const void* src, size_t nbytes) {
   if (nbytes == 0) return;
   HG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream()));
   HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  note_host_wait();  // an upload waits too: a training step uploads its batch before it starts
 }
 
 // The host waits here for the device, so this is also where the deferred index checks of the

@@ -14,7 +14,7 @@
 
 namespace hg::nn {
 
-// F32, F64, I64 and BOOL are supported.
+// F32, F64, I64 and BOOL are supported; tensors on a GPU are downloaded. Loaded tensors are on the cpu.
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 struct SafetensorsFile {
@@ -23,7 +23,9 @@ struct SafetensorsFile {
 };
 SafetensorsFile load_safetensors(const std::string& path);
 
-// A module's parameters, by name.
+// A module's parameters, by name. Saving reads them from whatever device they are on (a GPU's
+// are downloaded); loading copies each value into its parameter on the parameter's own device,
+// so a checkpoint saved from a GPU run loads into a CPU model and the other way round.
 void save_checkpoint(const std::string& path, const Module& m, const std::map<std::string, std::string>& metadata = {});
 void load_checkpoint(const std::string& path, Module& m);
 

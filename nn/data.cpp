@@ -8,6 +8,7 @@
 // values in double precision without recording; only `loss` (hg::cross_entropy) is differentiable.
 #include "nn/data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -19,7 +20,8 @@
 
 namespace hg::nn {
 
-RepeatedBatch repeated_batch(int64_t batch, int64_t T, int64_t vocab, int64_t Lmin, int64_t Lmax, Generator& gen) {
+RepeatedBatch repeated_batch(int64_t batch, int64_t T, int64_t vocab, int64_t Lmin, int64_t Lmax, Generator& gen,
+                             Device device) {
   const char* op = "repeated_batch";
   if (batch < 1 || T < 1) fail(op, "batch {} and T {} must both be at least 1", batch, T);
   if (vocab < 1) fail(op, "vocab must be at least 1, got {}", vocab);
@@ -35,7 +37,13 @@ RepeatedBatch repeated_batch(int64_t batch, int64_t T, int64_t vocab, int64_t Lm
   int64_t* x = tokens.data_ptr<int64_t>();
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t t = 0; t < T; ++t) x[b * T + t] = sp[b * T + t % L[b]];  // gather(s, pos % L)
-  return {tokens, lengths};
+  if (device == Device::cpu) return {tokens, lengths};
+  // One upload: tokens then lengths, back to back in one (B·T + B,) host buffer.
+  Tensor packed = empty({batch * T + batch}, DType::i64);  // (B·T + B,)
+  std::copy_n(x, batch * T, packed.data_ptr<int64_t>());
+  std::copy_n(L, batch, packed.data_ptr<int64_t>() + batch * T);
+  Tensor on_device = packed.to(device);
+  return {on_device.slice(0, 0, batch * T).view({batch, T}), on_device.slice(0, batch * T, batch * T + batch)};
 }
 
 namespace {
@@ -68,7 +76,7 @@ RowStats row_stats(const char* op, const Tensor& logits, const Tensor& targets) 
   r.ce.resize(static_cast<size_t>(N));
   r.hit.resize(static_cast<size_t>(N));
   NoGradGuard ng;
-  const Tensor z = logits.detach().contiguous();  // (B, T, V)
+  const Tensor z = logits.detach().to(Device::cpu).contiguous();  // (B, T, V), read back from a GPU
   dispatch_float(z.dtype(), op, [&]<typename T>() {
     const T* zp = z.data_ptr<const T>();
     for (int64_t i = 0; i < N; ++i) {

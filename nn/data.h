@@ -6,17 +6,22 @@
 namespace hg::nn {
 
 // A random pattern of length L ~ U{Lmin..Lmax} per sequence (tokens uniform in [0, vocab)),
-// tiled to T tokens. tokens (B, T) i64, lengths (B,) i64.
+// tiled to T tokens. tokens (B, T) i64, lengths (B,) i64, on `device`: the batch is drawn and
+// built on the host (the same draws, so the same tokens, on every device) and, for a GPU,
+// uploaded in one copy (tokens and lengths are then views of one device buffer).
 struct RepeatedBatch {
   Tensor tokens, lengths;
 };
-RepeatedBatch repeated_batch(int64_t batch, int64_t T, int64_t vocab, int64_t Lmin, int64_t Lmax, Generator& gen);
+RepeatedBatch repeated_batch(int64_t batch, int64_t T, int64_t vocab, int64_t Lmin, int64_t Lmax, Generator& gen,
+                             Device device = Device::cpu);
 
 // Next-token cross-entropy split by target position t (1-based, t = 1..T-1 for inputs x[:, :-1]
 // and targets x[:, 1:]): first copy t < L, later copies t >= L.
 // The split numbers are computed from the logits' values (double precision, not recorded); a
 // set with no targets (n_first or n_later 0, e.g. L = 1 or L >= T) gives NaN for its mean, as
 // torch's mean over an empty selection does — check the counts before using it.
+// The logits, targets and lengths may be on either device (all on the same one): the split
+// numbers are read back to the host, the loss stays on the logits' device.
 struct SplitLoss {
   Tensor loss;        // mean over all targets (differentiable: the training loss)
   double first = 0;   // mean over first-copy targets

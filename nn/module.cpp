@@ -104,6 +104,80 @@ void Module::load_parameters(const NamedTensors& values) {
   }
 }
 
+// ---------------------------------------------------------------- moving between devices and dtypes
+
+// In place, on the TensorImpl every handle to a parameter shares: its storage, strides, offset and
+// dtype are replaced by those of a converted copy, so Linear::weight, params_ and an optimizer's
+// list all see the moved tensor. All copies are made before anything is replaced (a failed copy,
+// e.g. out of device memory, leaves the module as it was).
+void Module::move_parameters(std::optional<Device> device, std::optional<DType> dtype) {
+  const NamedTensors params = named_parameters();
+  auto convert = [&](const Tensor& t) {  // a fresh contiguous tensor (to() always allocates)
+    Tensor c = t.detach();
+    if (dtype && c.dtype() != *dtype) c = c.to(*dtype);
+    if (device && c.device() != *device) c = c.to(*device);
+    return c;
+  };
+  struct Move {
+    TensorImpl* param;
+    Tensor value, grad;  // grad undefined when the parameter has none
+  };
+  std::vector<Move> moves;
+  {
+    NoGradGuard ng;
+    for (const auto& [name, p] : params) {
+      if ((!device || p.device() == *device) && (!dtype || p.dtype() == *dtype)) continue;
+      const Tensor g = p.grad();
+      moves.push_back({p.impl(), convert(p), g.defined() ? convert(g) : Tensor()});
+    }
+  }
+  for (Move& m : moves) {
+    TensorImpl& p = *m.param;
+    const TensorImpl& v = *m.value.impl();
+    // Both storages count as written: a graph that saved the parameter (or a view of its old
+    // storage, like Wᵀ in matmul) refuses its backward instead of reading the old values.
+    const uint64_t version = ++p.storage->version;
+    p.storage = v.storage;
+    p.storage->version = version;
+    p.strides = v.strides;
+    p.offset = v.offset;
+    p.dtype = v.dtype;
+    p.grad = m.grad.defined() ? m.grad.impl_ptr() : nullptr;
+  }
+  std::unordered_set<Module*> visited;
+  std::function<void(Module&)> notify = [&](Module& m) {
+    if (!visited.insert(&m).second) return;
+    m.on_moved();
+    for (auto& [name, child] : m.children_) notify(*child);
+  };
+  notify(*this);
+}
+
+Module& Module::to(Device device) {
+  move_parameters(device, std::nullopt);
+  return *this;
+}
+
+Module& Module::to(DType dtype) {
+  if (!is_floating(dtype))
+    fail("Module::to", "dtype {} cannot hold parameters; use float32 or float64", dtype_name(dtype));
+  move_parameters(std::nullopt, dtype);
+  return *this;
+}
+
+Device Module::device() const {
+  const NamedTensors params = named_parameters();
+  if (params.empty()) return Device::cpu;
+  const auto& [first, p0] = params.front();
+  std::vector<std::string> elsewhere;
+  for (const auto& [name, p] : params)
+    if (p.device() != p0.device()) elsewhere.push_back(fmt::format("{} on {}", name, device_name(p.device())));
+  if (!elsewhere.empty())
+    fail("Module::device", "the parameters are on more than one device: {} is on {}, but {}; move the whole module "
+         "with to(Device)", first, device_name(p0.device()), fmt::join(elsewhere, ", "));
+  return p0.device();
+}
+
 // ---------------------------------------------------------------- Linear
 
 // PyTorch's reset_parameters(): kaiming_uniform_(W, a=√5) draws from U(−b, b) with

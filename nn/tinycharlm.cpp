@@ -11,6 +11,14 @@
 // Every step is an op with its own recorded backward (matmul, attention, rope, embedding, the
 // views); no new derivative is needed here. Ablating a head multiplies its slice of o by 0 before
 // proj, which is the same as zeroing its d_h columns of W_proj (o W_projᵀ = Σ_h o_h W_proj[:, h]ᵀ).
+// The learned positions P[0..T) are the first T rows of pos_emb.weight, taken as a slice: the
+// rows embedding(P, arange(T)) would gather, with the same gradient, and no index tensor to make
+// (and, on a GPU, to upload) every forward.
+//
+// Devices: the forward runs on the tokens' device, which must be the parameters'. Constants (the
+// sinusoidal table, ALiBi's bias) are built on that device once per (T, dtype, device) and kept;
+// the causal mask is attention's own rule (no mask tensor), and RoPE's angles are rope's business.
+// So a training step on a GPU makes no host-to-device copy of its own.
 #include "nn/tinycharlm.h"
 
 #include <cmath>
@@ -68,6 +76,24 @@ TinyCharLM::TinyCharLM(const TinyCharLMConfig& cfg, Generator& gen) : cfg_(cfg) 
   for (int64_t i = 0; i < cfg_.blocks; ++i)
     blks.push_back(register_module("blks." + std::to_string(i), std::make_shared<Block>(cfg_.d, cfg_.bias, gen, cfg_.dtype)));
   ablated_.assign(static_cast<size_t>(cfg_.blocks), std::vector<bool>(static_cast<size_t>(cfg_.heads), false));
+}
+
+void TinyCharLM::on_moved() {
+  cfg_.dtype = token_emb->weight.dtype();
+  std::lock_guard<std::mutex> lock(constants_mu_);
+  constants_.clear();  // frees the old device's copies; the next forward builds what it needs
+}
+
+Tensor TinyCharLM::constant(Constant kind, int64_t T, DType dtype, Device device) const {
+  constexpr size_t kMaxKept = 16;  // a few sequence lengths x dtypes x devices; beyond, start over
+  std::lock_guard<std::mutex> lock(constants_mu_);
+  const auto key = std::make_tuple(kind, T, dtype, device);
+  if (auto it = constants_.find(key); it != constants_.end()) return it->second;
+  if (constants_.size() >= kMaxKept) constants_.clear();
+  const Tensor c = kind == Constant::alibi ? alibi_bias(cfg_.heads, T, dtype, device)
+                                           : sinusoidal_positions(T, cfg_.d, dtype, device);
+  constants_.emplace(key, c);
+  return c;
 }
 
 // The parameters run() reads, resolved by name from a list aligned with named_parameters().
@@ -144,20 +170,24 @@ Tensor TinyCharLM::run_with(const Tensor& tokens, const Weights& w, std::vector<
     fail(kOp, "tokens {} must be i64 (B, T) token ids", tokens.defined() ? tokens.describe() : "(undefined)");
   const int64_t B = tokens.size(0), T = tokens.size(1), d = cfg_.d, H = cfg_.heads, d_h = d / H;
   if (T < 1) fail(kOp, "tokens {} hold no positions (T = 0)", tokens.describe());
+  const Device dev = w.tok.device();
+  const DType dt = w.tok.dtype();
+  if (tokens.device() != dev)
+    fail(kOp, "tokens {} are on {} but the model's parameters are on {}; move the tokens with .to(Device::{}) "
+         "(or the model with model.to(Device::{}))", tokens.describe(), device_name(tokens.device()),
+         device_name(dev), device_name(dev), device_name(tokens.device()));
   if (cfg_.pos == "learned" && T > cfg_.max_len)
     fail(kOp, "tokens {} have T = {} positions but the learned table covers max_len = {}; build the model with "
          "max_len >= {}", tokens.describe(), T, cfg_.max_len, T);
 
   Tensor h = embedding(w.tok, tokens);  // (B, T, d)
   if (cfg_.pos == "learned") {
-    std::vector<int64_t> pos(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) pos[static_cast<size_t>(t)] = t;
-    h = add(h, embedding(w.pos, index_tensor(pos, {T})));  // + (T, d), broadcast over B
+    h = add(h, w.pos.slice(0, 0, T));  // + P[0..T) (T, d), broadcast over B
   } else if (cfg_.pos == "sinusoidal") {
-    h = add(h, sinusoidal_positions(T, d, cfg_.dtype));  // + (T, d), a constant
+    h = add(h, constant(Constant::sinusoidal, T, dt, dev));  // + (T, d), a constant
   }
   AttentionOptions opts{.causal = true};
-  if (cfg_.pos == "alibi") opts.mask = alibi_bias(H, T, cfg_.dtype);  // (H, T, T), −inf above the diagonal
+  if (cfg_.pos == "alibi") opts.mask = constant(Constant::alibi, T, dt, dev);  // (H, T, T), −inf above the diagonal
 
   for (size_t l = 0; l < w.blks.size(); ++l) {
     const Weights::Blk& b = w.blks[l];
@@ -175,7 +205,7 @@ Tensor TinyCharLM::run_with(const Tensor& tokens, const Weights& w, std::vector<
     if (maps) {
       // attention_trace runs the forward's very own kernel and returns its weights P (the zero dO
       // only feeds the backward half of the trace, which is discarded).
-      AttentionTrace t = attention_trace(q, k, v, zeros({B, H, T, d_h}, q.dtype()), opts);
+      AttentionTrace t = attention_trace(q, k, v, zeros({B, H, T, d_h}, q.dtype(), q.device()), opts);
       maps->push_back(t.P);  // (B, H, T, T)
       o = t.O;
     } else {
@@ -187,7 +217,7 @@ Tensor TinyCharLM::run_with(const Tensor& tokens, const Weights& w, std::vector<
     if (any) {
       std::vector<double> keep(static_cast<size_t>(H));
       for (int64_t i = 0; i < H; ++i) keep[static_cast<size_t>(i)] = off[static_cast<size_t>(i)] ? 0.0 : 1.0;
-      o = mul(o, tensor(keep, {1, H, 1, 1}, o.dtype()));  // zero the ablated heads' outputs
+      o = mul(o, tensor(keep, {1, H, 1, 1}, o.dtype()).to(o.device()));  // zero the ablated heads' outputs
     }
     Tensor merged = o.transpose(1, 2).reshape({B, T, d});  // (B, T, d), head h in columns [h·d_h, (h+1)·d_h)
     h = add(h, linear(merged, b.proj_w, b.proj_b));         // the residual stream

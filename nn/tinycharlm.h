@@ -4,8 +4,11 @@
 // Linear(d, 3d) and a proj Linear(d, d) (no bias unless asked), causal multi-head attention,
 // output added to the residual stream. No feed-forward network, no normalisation.
 #pragma once
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "nn/module.h"
@@ -34,9 +37,12 @@ class TinyCharLM : public Module {
   TinyCharLM(const TinyCharLMConfig& cfg, Generator& gen);
   const TinyCharLMConfig& config() const { return cfg_; }
 
-  Tensor forward(const Tensor& tokens) const;  // tokens i64 (B, T) -> logits (B, T, V)
-  // The same forward with `params` (aligned with named_parameters(), same shapes) standing in
-  // for the model's own parameters: gradients flow to them. For gradchecks and functional use.
+  // tokens i64 (B, T) -> logits (B, T, V). The tokens must be on the model's device (to(Device)
+  // moves the model); every constant the forward needs is made on that device.
+  Tensor forward(const Tensor& tokens) const;
+  // The same forward with `params` (aligned with named_parameters(), same shapes, on the tokens'
+  // device) standing in for the model's own parameters: gradients flow to them. For gradchecks
+  // and functional use.
   Tensor forward(const Tensor& tokens, const std::vector<Tensor>& params) const;
   // Every block's attention weights (B, H, T, T), computed without recording.
   std::vector<Tensor> attention_weights(const Tensor& tokens) const;
@@ -49,13 +55,23 @@ class TinyCharLM : public Module {
   std::shared_ptr<Embedding> pos_emb;  // only with pos = "learned"
   std::vector<std::shared_ptr<Block>> blks;
 
+ protected:
+  void on_moved() override;  // after to(): the configuration's dtype follows the parameters
+
  private:
   struct Weights;
   Weights resolve(const std::vector<Tensor>& params) const;
   Tensor run(const Tensor& tokens, std::vector<Tensor>* maps) const;
   Tensor run_with(const Tensor& tokens, const Weights& w, std::vector<Tensor>* maps) const;
+  // The sinusoidal table (T, d) or ALiBi's bias (H, T, T) in `dtype` on `device`, built on the
+  // first forward that needs it and kept (a handful of (T, dtype, device) entries at most).
+  enum class Constant { sinusoidal, alibi };
+  Tensor constant(Constant kind, int64_t T, DType dtype, Device device) const;
+
   TinyCharLMConfig cfg_;
   std::vector<std::vector<bool>> ablated_;  // [block][head]
+  mutable std::mutex constants_mu_;  // forward is const and may run on several threads
+  mutable std::map<std::tuple<Constant, int64_t, DType, Device>, Tensor> constants_;
 };
 
 }  // namespace hg::nn

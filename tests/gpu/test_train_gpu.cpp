@@ -7,6 +7,7 @@
 
 #include "gpu_compare.h"
 #include "handgrad.h"
+#include "nn/module.h"
 #include "nn/optim.h"
 
 using namespace hg;
@@ -87,23 +88,19 @@ TEST_CASE("SGD with momentum and weight decay on cuda agrees with the CPU") {
 
 TEST_CASE("optimizer state follows the parameters: to(device), and a clear error when it was not moved") {
   Generator gen(403);
-  Tensor w = randn({4, 3}, gen, DType::f32).requires_grad_();
-  nn::AdamW opt({w}, {.lr = 1e-2, .weight_decay = 0.0});
-  sum(mul(w, w)).backward();
+  nn::Linear lin(3, 4, /*bias=*/false, gen);
+  Tensor x = randn({2, 3}, gen, DType::f32);
+  nn::AdamW opt(lin.parameters(), {.lr = 1e-2, .weight_decay = 0.0});
+  sum(lin.forward(x)).backward();
   opt.step();  // state created and used on the CPU
-  // Move the parameter in place (as Module::to does) but not the optimizer: the step refuses.
-  {
-    NoGradGuard ng;
-    Tensor moved = w.detach().to(Device::cuda);
-    w.impl()->storage = moved.impl()->storage;
-    w.impl()->grad.reset();
-  }
-  sum(mul(w, w)).backward();
+  lin.to(Device::cuda);  // the parameters move in place; the optimizer's state does not
+  lin.zero_grad();
+  sum(lin.forward(x.to(Device::cuda))).backward();
   CHECK_THROWS_WITH_AS(opt.step(), doctest::Contains("optimizer.to(Device::cuda)"), Error);
   opt.to(Device::cuda);
   CHECK(opt.exp_avg()[0].device() == Device::cuda);
   opt.step();
-  CHECK(w.device() == Device::cuda);
+  CHECK(lin.weight.device() == Device::cuda);
   CHECK(opt.steps() == 2);  // the refused step changed nothing
 }
 

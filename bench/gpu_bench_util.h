@@ -1,0 +1,88 @@
+// bench/gpu_bench_util.h — what the GPU benchmarks (bench/bench_gpu_*.cpp) share: finding and
+// running their PyTorch peer, reading its one line of JSON, and the median.
+//
+// The peer protocol: the peer prints, as the last line of its output that starts with '{', one
+// JSON object — its figures on success, or {"error": "<why>"} (exit status 0) where torch or
+// CUDA in torch is missing. The benchmark then prints "PyTorch peer: not available (<why>)" and
+// still exits 0.
+#pragma once
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hg::bench {
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The interpreter for the peers: $HANDGRAD_PYTHON, else python3.
+inline std::string default_python() {
+  const char* p = std::getenv("HANDGRAD_PYTHON");
+  return p && *p ? p : "python3";
+}
+
+// bench/<name>: the folder bench/CMakeLists.txt passes as HANDGRAD_BENCH_DIR, else this header's
+// own folder (the build compiles it from the source tree).
+inline std::string peer_script(const std::string& name) {
+#ifdef HANDGRAD_BENCH_DIR
+  return std::string(HANDGRAD_BENCH_DIR) + "/" + name;
+#else
+  const std::string here = __FILE__;
+  const size_t slash = here.find_last_of('/');
+  return (slash == std::string::npos ? std::string("bench") : here.substr(0, slash)) + "/" + name;
+#endif
+}
+
+// Runs `python script args` (args already quoted as the shell needs), stdout and stderr together.
+// Returns the peer's JSON object when it holds `key` and the peer exited 0; otherwise nullopt,
+// with the reason in *why (the peer's "error", or its exit status and last line).
+inline std::optional<nlohmann::json> run_peer(const std::string& python, const std::string& script,
+                                              const std::string& args, const char* key, std::string* why) {
+  const std::string cmd = fmt::format("{} {} {} 2>&1", shell_quote(python), shell_quote(script), args);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    *why = "could not start " + python;
+    return std::nullopt;
+  }
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = pclose(p);
+  // The JSON is the last line that starts with '{' (warnings on stderr may come after it).
+  std::string json_line, last_line;
+  for (size_t pos = 0; pos < out.size();) {
+    const size_t end = std::min(out.find('\n', pos), out.size());
+    const std::string line = out.substr(pos, end - pos);
+    if (!line.empty()) last_line = line;
+    if (line.starts_with("{")) json_line = line;
+    pos = end + 1;
+  }
+  const nlohmann::json j = nlohmann::json::parse(json_line, nullptr, /*allow_exceptions=*/false);
+  const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (j.is_object() && j.contains(key) && exited_ok) return j;
+  if (j.is_object() && j.contains("error"))
+    *why = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
+  else
+    *why = fmt::format("{} exited with status {}: {}", python, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                       last_line.empty() ? "no output" : last_line);
+  return std::nullopt;
+}
+
+}  // namespace hg::bench
