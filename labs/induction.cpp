@@ -3,6 +3,9 @@
 // block 1 composed with a match-and-copy head in block 2) after an abrupt drop in loss, while a
 // one-block control cannot; a fixed-period version is solved by a positional shortcut instead.
 // The computations are in induction_lab.cpp / induction_run.cpp (the labkit); this file parses flags.
+// --device cuda runs the whole lab on a GPU; --compare-devices N trains the 2-block model for N steps
+// on the CPU and on the GPU and compares the two loss curves (exit status 1 when they differ by more
+// than float32 rounding explains).
 #include <CLI/CLI.hpp>
 
 #include "induction_run.h"
@@ -24,6 +27,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--seed", o.seed, "seed of the generator (model initialisation, batches, probes)")->capture_default_str();
   app.add_option("--batch", o.batch, "training batch size (the text's 128)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--eval-batch", o.eval_batch,
+                 "sequences per evaluation batch (twice as many for the accuracy per position); smaller is faster "
+                 "and noisier")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--out", o.out, "folder for the CSV curves and PNG pictures")->capture_default_str();
   app.add_option("--save", o.save, "write the trained 2-block model to this safetensors file");
   app.add_option("--load", o.load, "load the 2-block model from this safetensors file instead of training it")
@@ -31,9 +38,25 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "write every printed number to this file");
   app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
   app.add_flag("--quiet", quiet, "no progress line on stderr");
+  CLI::Option* device = add_device_option(app, o.device);
+  int64_t compare_steps = 0;
+  app.add_option("--compare-devices", compare_steps,
+                 "instead of the lab: train the 2-block model for N steps (default 100) on the CPU and on the GPU from "
+                 "--seed at --batch and compare the loss curves; exit status 1 if they differ by more than float32 "
+                 "rounding explains")
+      ->expected(0, 1)
+      ->default_str("100")
+      ->check(CLI::PositiveNumber)
+      ->excludes(device);
   CLI11_PARSE(app, argc, argv);
   o.pictures = !no_pictures;
   o.progress = !quiet;
 
-  return run_lab("induction", json, [&](Report& rep) { run_induction(rep, o); });
+  if (app.count("--compare-devices") > 0) {
+    bool within = false;
+    const int rc =
+        run_lab("induction", json, [&](Report& rep) { within = run_compare_devices(rep, o, compare_steps); });
+    return rc != 0 ? rc : within ? 0 : 1;
+  }
+  return run_lab("induction", json, o.device, [&](Report& rep) { run_induction(rep, o); });
 }

@@ -23,6 +23,99 @@ namespace {
 Tensor inputs_of(const RepeatedBatch& b) { return b.tokens.slice(1, 0, b.tokens.size(1) - 1); }
 Tensor targets_of(const RepeatedBatch& b) { return b.tokens.slice(1, 1, b.tokens.size(1)); }
 
+// A training batch on a GPU: the inputs and targets, and the targets again with the later copies
+// (first_targets) or the first copy (later_targets) set to ignore_index, so that cross_entropy
+// gives each split's mean on the device.
+struct DeviceBatch {
+  Tensor inputs, targets, first_targets, later_targets;  // (B, T - 1) i64 each, on the device
+};
+constexpr int64_t kIgnore = -100;
+
+// The batches of several steps, drawn on the host from `gen` in step order (the same draws as one
+// batch per step), packed into one host buffer and uploaded in one copy: an upload waits for the
+// device, so a training run makes one per chunk of steps, not one per step.
+std::vector<DeviceBatch> upload_batches(int64_t count, const TrainSetup& s, Generator& gen, Device device) {
+  const int64_t B = s.batch, T = s.seq, n = B * (T - 1), per = B * T + 2 * n;
+  Tensor packed = empty({count * per}, DType::i64);  // per batch: tokens (B·T), first targets (n), later targets (n)
+  for (int64_t k = 0; k < count; ++k) {
+    const RepeatedBatch host = nn::repeated_batch(B, T, s.vocab, s.Lmin, s.Lmax, gen);
+    const int64_t* x = host.tokens.data_ptr<const int64_t>();  // (B, T), contiguous
+    const std::vector<int64_t> L = host.lengths.to_int_vector();
+    int64_t* p = packed.data_ptr<int64_t>() + k * per;
+    std::copy_n(x, B * T, p);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 1; t < T; ++t) {  // target position t (1-based): a later copy when t >= L
+        const int64_t y = x[b * T + t], i = b * (T - 1) + t - 1;
+        const bool later = t >= L[static_cast<size_t>(b)];
+        p[B * T + i] = later ? kIgnore : y;
+        p[B * T + n + i] = later ? y : kIgnore;
+      }
+  }
+  const Tensor d = packed.to(device);
+  std::vector<DeviceBatch> out;
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t o = k * per;
+    const Tensor tokens = d.slice(0, o, o + B * T).view({B, T});
+    out.push_back({tokens.slice(1, 0, T - 1), tokens.slice(1, 1, T),
+                   d.slice(0, o + B * T, o + B * T + n).view({B, T - 1}), d.slice(0, o + B * T + n, o + per).view({B, T - 1})});
+  }
+  return out;
+}
+
+// The CPU loop: split_losses reads the logits in double precision (what the lab's CPU numbers
+// have always been), after every step.
+void train_on_cpu(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Generator& gen, const Progress& progress,
+                  History& h) {
+  for (int64_t step = 0; step < s.steps; ++step) {
+    const RepeatedBatch b = nn::repeated_batch(s.batch, s.seq, s.vocab, s.Lmin, s.Lmax, gen);
+    nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(b)), targets_of(b), b.lengths);
+    opt.zero_grad();
+    l.loss.backward();
+    opt.step();
+    h.first.push_back(l.first);
+    h.later.push_back(l.later);
+    h.loss.push_back(l.loss.item());
+    if (progress) progress(step + 1, s.steps, l.first, l.later);
+  }
+}
+
+// The GPU loop, in chunks of s.read_every steps: one upload of the chunk's batches, the steps
+// (none of which waits for the device), then one read-back of the chunk's losses. Each step's loss,
+// first-copy and later-copy loss go into row `step` of a (steps, 3) device buffer.
+void train_on_device(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Generator& gen, const Progress& progress,
+                     History& h) {
+  const Device device = model.device();
+  const int64_t every = std::max<int64_t>(1, s.read_every);
+  const Tensor losses = empty({s.steps, 3}, DType::f32, device);  // (steps, 3): loss, first, later
+  for (int64_t start = 0; start < s.steps; start += every) {
+    const int64_t count = std::min(every, s.steps - start);
+    const std::vector<DeviceBatch> batches = upload_batches(count, s, gen, device);
+    for (int64_t k = 0; k < count; ++k) {
+      const DeviceBatch& b = batches[static_cast<size_t>(k)];
+      const Tensor logits = model.forward(b.inputs);  // (B, T - 1, V)
+      const Tensor loss = cross_entropy(logits, b.targets);
+      {
+        NoGradGuard ng;
+        const Tensor z = logits.detach();
+        losses.index({start + k, 0}).copy_(loss.detach());
+        losses.index({start + k, 1}).copy_(cross_entropy(z, b.first_targets, kIgnore));
+        losses.index({start + k, 2}).copy_(cross_entropy(z, b.later_targets, kIgnore));
+      }
+      opt.zero_grad();
+      loss.backward();
+      opt.step();
+    }
+    const std::vector<double> v = losses.slice(0, start, start + count).to_vector();  // (count, 3)
+    for (int64_t k = 0; k < count; ++k) {
+      const size_t r = static_cast<size_t>(3 * k);
+      h.loss.push_back(v[r]);
+      h.first.push_back(v[r + 1]);
+      h.later.push_back(v[r + 2]);
+      if (progress) progress(start + k + 1, s.steps, v[r + 1], v[r + 2]);
+    }
+  }
+}
+
 }  // namespace
 
 // for step in range(num_steps):
@@ -34,17 +127,10 @@ History train_repeat(TinyCharLM& model, const TrainSetup& s, Generator& gen, con
   History h;
   h.first.reserve(static_cast<size_t>(s.steps));
   h.later.reserve(static_cast<size_t>(s.steps));
+  h.loss.reserve(static_cast<size_t>(s.steps));
   const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t step = 0; step < s.steps; ++step) {
-    const RepeatedBatch b = nn::repeated_batch(s.batch, s.seq, s.vocab, s.Lmin, s.Lmax, gen);
-    nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(b)), targets_of(b), b.lengths);
-    opt.zero_grad();
-    l.loss.backward();
-    opt.step();
-    h.first.push_back(l.first);
-    h.later.push_back(l.later);
-    if (progress) progress(step + 1, s.steps, l.first, l.later);
-  }
+  if (model.device() == Device::cpu) train_on_cpu(model, opt, s, gen, progress, h);
+  else train_on_device(model, opt, s, gen, progress, h);
   h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return h;
 }
@@ -56,7 +142,7 @@ CopyEval eval_copy_on(const TinyCharLM& model, const RepeatedBatch& data) {
 }
 
 CopyEval eval_copy(const TinyCharLM& model, int64_t Lmin, int64_t Lmax, Generator& gen, int64_t batch) {
-  return eval_copy_on(model, nn::repeated_batch(batch, 64, model.config().vocab, Lmin, Lmax, gen));
+  return eval_copy_on(model, nn::repeated_batch(batch, 64, model.config().vocab, Lmin, Lmax, gen, model.device()));
 }
 
 double offset_mass(const Tensor& maps, int64_t offset) {
@@ -121,7 +207,7 @@ Tensor ov_copy_matrix(const TinyCharLM& model, int64_t block) {
   const Tensor E = model.token_emb->weight.detach().to(DType::f64);  // (V, D)
   const Tensor Wqkv = model.blks[static_cast<size_t>(block)]->qkv->weight.detach().to(DType::f64);   // (3D, D)
   const Tensor Wproj = model.blks[static_cast<size_t>(block)]->proj->weight.detach().to(DType::f64);  // (D, D)
-  Tensor OV = zeros({D, D}, DType::f64);
+  Tensor OV = zeros({D, D}, DType::f64, E.device());
   for (int64_t h = 0; h < cfg.heads; ++h)
     OV = add(OV, matmul(Wproj.slice(1, h * dh, (h + 1) * dh), Wqkv.slice(0, 2 * D + h * dh, 2 * D + (h + 1) * dh)));
   return matmul(matmul(E, OV.transpose(0, 1)), E.transpose(0, 1));  // (V, V)
@@ -213,6 +299,58 @@ Transition transition_step(const std::vector<double>& later_two, const std::vect
   t.midpoint = first_below(t.plateau - 0.5 * drop);
   t.end = first_below(t.plateau - 0.9 * drop);
   return t;
+}
+
+// How close the CPU's and the GPU's loss curves should be (kDeviceTolerance). Both run float32 with
+// the same formulas in different orders (cuBLAS vs OpenBLAS blocking, the GPU's own reductions and
+// expf), so each result may differ in its last bits: relative 6e-8 per rounding. The loss is a
+// float32 number near log 64 ≈ 4.16 whose spacing there is 4.8e-7 (1.15e-7 relative), and at the
+// start the logits are small (embeddings N(0, 0.02²)), so the loss barely feels their last bits.
+// Measured:
+//   - emulation (tests/gpu/emulation: the CUDA kernels and a naive-loop cuBLAS without FMA, against
+//     OpenBLAS's FMA kernels), lab model, batch 1, 100 steps: the curves are equal, bit for bit;
+//     tiny model (d 16, batch 4, lr 1e-2), 20 steps: largest relative difference 8.5e-8 (< 1 spacing).
+//   - CPU only, lab model, seed 1, batch 128: two runs whose initial weights differ by one float32
+//     ulp stay within one spacing (1.2e-7) for ~800 steps, differ by 1e-6 at step 1,200 and by
+//     5.5e-5 in the loss transition (steps 1,500-1,600; the later-copy loss by 2.2e-4).
+// A GPU adds fresh last-bit differences every step, not once, so it may drift faster than that
+// one-ulp nudge; 1e-5 (~85 spacings, 10-100 times what these suggest for 100 steps) still fails
+// anything that is not rounding: a wrong kernel, or TF32 matmuls (10-bit mantissas, ~1e-3).
+DeviceRuns train_on_both_devices(const nn::TinyCharLMConfig& cfg, const TrainSetup& setup, uint64_t seed,
+                                 const Progress& cpu_progress, const Progress& gpu_progress) {
+  DeviceRuns r;
+  {
+    Generator gen(seed);
+    TinyCharLM model(cfg, gen);
+    r.cpu = train_repeat(model, setup, gen, cpu_progress);
+  }
+  Generator gen(seed);
+  TinyCharLM model(cfg, gen);  // initialised on the host from the same draws, then moved
+  model.to(Device::cuda);
+  r.gpu = train_repeat(model, setup, gen, gpu_progress);
+  return r;
+}
+
+CurveDiff curve_difference(const std::vector<double>& cpu, const std::vector<double>& gpu) {
+  if (cpu.size() != gpu.size())
+    fail("curve_difference", "the curves have {} (cpu) and {} (gpu) steps; they must have as many", cpu.size(),
+         gpu.size());
+  CurveDiff d;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const double a = std::abs(gpu[i] - cpu[i]);
+    const double r = cpu[i] != 0 ? a / std::abs(cpu[i]) : (a == 0 ? 0.0 : HUGE_VAL);
+    d.abs.push_back(a);
+    d.rel.push_back(r);
+    if (!(r <= d.max_rel)) {  // a NaN on either side counts as the largest difference
+      d.max_rel = std::isnan(r) ? HUGE_VAL : r;
+      d.max_rel_step = static_cast<int64_t>(i) + 1;
+    }
+    num += a * a;
+    den += cpu[i] * cpu[i];
+  }
+  d.norm_rel = num == 0 ? 0.0 : den > 0 && std::isfinite(num) ? std::sqrt(num / den) : HUGE_VAL;
+  return d;
 }
 
 }  // namespace hg::lab::induction

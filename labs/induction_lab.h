@@ -1,7 +1,12 @@
 // labs/induction_lab.h — the computations of the induction lab (Sections 10.6.2–10.6.3 of "What
 // Attention Computes"), kept in the labkit so tests can run them: training on repeated random
 // sequences, the copy evaluation, the shortcut probe, head scores, accuracy per position, the OV
-// copying check, head ablations, and the step of the loss transition.
+// copying check, head ablations, the step of the loss transition, and the same training run's loss
+// curve on the CPU and on a GPU side by side.
+//
+// Devices: every function runs on the model's device (Module::to). Batches are drawn on the host
+// from the generator — the same draws, so the same tokens, on every device — and uploaded; the
+// measurements are read back to the host where they are returned.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -38,21 +43,29 @@ struct TrainSetup {
   int64_t seq = 64;
   int64_t vocab = 64;
   double lr = 1e-3;
+  int64_t read_every = 50;  // on a GPU: batches uploaded and losses read back once every this many steps
 };
 
 struct History {
   std::vector<double> first, later;  // per step: first-copy and later-copy loss of the batch
-  double seconds = 0;                // wall time of the training loop
+  std::vector<double> loss;          // per step: the training loss (float32 cross-entropy over all targets)
+  double seconds = 0;                // wall time of the training loop (on a GPU: until its last result was read)
 };
 
-// Called after every step with the step count done (1-based) and that batch's losses.
+// Called for every step with the step count done (1-based) and that batch's losses. On the CPU it
+// comes after each step; on a GPU the losses stay on the device and are read back every
+// TrainSetup::read_every steps (and after the last), then reported step by step.
 using Progress = std::function<void(int64_t done, int64_t total, double first, double later)>;
 
 // The model TinyCharLM(vocab 64, pos rope, `blocks` blocks, `bias`), initialised from `gen`.
 nn::TinyCharLMConfig model_config(int64_t blocks, bool bias = false);
 
-// Trains `model` in place; the batches come from `gen` (the same generator that initialised the
-// model, as the text's torch.manual_seed(0) covers both).
+// Trains `model` in place on its device; the batches come from `gen` (the same generator that
+// initialised the model, as the text's torch.manual_seed(0) covers both), drawn on the host.
+// On the CPU the split losses are split_losses' (double precision, from the logits). On a GPU no
+// step waits for the device: the run goes in chunks of setup.read_every steps, each with one
+// upload of its batches and one read-back of its losses (two host waits per chunk); the losses are
+// cross_entropy's on the device (float32; the first/later splits through targets set to ignore_index).
 History train_repeat(nn::TinyCharLM& model, const TrainSetup& setup, Generator& gen, const Progress& progress = {});
 
 // eval_copy: first-copy loss, later-copy loss and later-copy accuracy on a fresh batch.
@@ -60,7 +73,7 @@ struct CopyEval {
   double first = 0, later = 0, acc = 0;
 };
 CopyEval eval_copy(const nn::TinyCharLM& model, int64_t Lmin, int64_t Lmax, Generator& gen, int64_t batch = 256);
-// The same numbers on a given batch (for comparing ablations on identical inputs).
+// The same numbers on a given batch, on the model's device (for comparing ablations on identical inputs).
 CopyEval eval_copy_on(const nn::TinyCharLM& model, const nn::RepeatedBatch& data);
 
 // Mean attention mass at relative offset `offset` (key j = i − offset) of maps (B, H, T, T):
@@ -79,6 +92,7 @@ std::vector<double> accuracy_per_position(const nn::TinyCharLM& model, const nn:
 
 // C = E W_OVᵀ Eᵀ (V, V), W_OV = Σ_h proj.weight[:, h] qkv.weight[2D + h] summed over `block`'s heads:
 // C[a, b] = e_bᵀ W_OV e_a is the boost that attending to token a gives to the logit of token b.
+// Computed in float64 on the model's device; C is on that device.
 Tensor ov_copy_matrix(const nn::TinyCharLM& model, int64_t block);
 // The fraction of rows of C whose largest entry is on the diagonal.
 double diagonal_fraction(const Tensor& C);
@@ -113,5 +127,30 @@ struct Transition {
   int64_t steepest_from = -1;
 };
 Transition transition_step(const std::vector<double>& later_two, const std::vector<double>& later_one);
+
+// The same training run on the CPU and on a GPU: a model built from `seed` on the host (so both
+// start from the same float32 weights), moved to each device, and trained with the batches that
+// generator then draws (the same tokens on both), its per-step training loss recorded.
+struct DeviceRuns {
+  History cpu, gpu;
+};
+DeviceRuns train_on_both_devices(const nn::TinyCharLMConfig& cfg, const TrainSetup& setup, uint64_t seed,
+                                 const Progress& cpu_progress = {}, const Progress& gpu_progress = {});
+
+// Two loss curves step by step: |gpu − cpu| and |gpu − cpu| / |cpu| per step, the largest
+// relative difference and its step (1-based), and the norm-wise ‖gpu − cpu‖ / ‖cpu‖.
+struct CurveDiff {
+  std::vector<double> abs, rel;
+  double max_rel = 0;
+  int64_t max_rel_step = 0;  // 0 when the curves are equal
+  double norm_rel = 0;
+};
+CurveDiff curve_difference(const std::vector<double>& cpu, const std::vector<double>& gpu);
+
+// The bound on CurveDiff::max_rel over the first kDeviceCheckedSteps steps of the lab's 2-block
+// model (float32; the reasoning and the measurements are in induction_lab.cpp). Later steps drift
+// further apart, as training amplifies last-bit differences: they are reported, not bounded.
+constexpr double kDeviceTolerance = 1e-5;
+constexpr int64_t kDeviceCheckedSteps = 100;
 
 }  // namespace hg::lab::induction

@@ -155,4 +155,34 @@ TEST_CASE("induction: a short run of the whole lab fills every section, the crit
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("induction: the training loss per step, curve_difference, and --compare-devices without a GPU") {
+  Generator gen(2);
+  nn::TinyCharLM model(model_config(2), gen);
+  const History h = train_repeat(model, {.steps = 3, .batch = 4}, gen);
+  REQUIRE(h.loss.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {  // the mean over all targets lies between the two splits' means
+    CHECK(h.loss[i] >= std::min(h.first[i], h.later[i]) - 1e-6);
+    CHECK(h.loss[i] <= std::max(h.first[i], h.later[i]) + 1e-6);
+  }
+
+  const CurveDiff d = curve_difference({4.0, 2.0, 1.0}, {4.0, 2.004, 0.999});
+  CHECK(d.abs[0] == 0.0);
+  CHECK(d.rel[1] == doctest::Approx(2e-3));
+  CHECK(d.rel[2] == doctest::Approx(1e-3));
+  CHECK(d.max_rel == doctest::Approx(2e-3));
+  CHECK(d.max_rel_step == 2);  // 1-based
+  CHECK(d.norm_rel == doctest::Approx(std::sqrt((16e-6 + 1e-6) / 21.0)));
+  CHECK(curve_difference({1.0, 2.0}, {1.0, NAN}).max_rel == HUGE_VAL);  // a NaN is the largest difference
+  CHECK(curve_difference({1.0}, {1.0}).max_rel == 0.0);
+  CHECK_THROWS_AS(curve_difference({1.0}, {1.0, 2.0}), Error);
+
+  const CudaBackend* cu = cuda_backend();
+  if (!cu || !cu->device_available()) {
+    Report rep("induction");
+    LabOptions o;
+    o.progress = false;
+    CHECK_THROWS_WITH_AS(run_compare_devices(rep, o, 2), doctest::Contains("--device cuda"), Error);
+  }
+}
+
 #endif  // HANDGRAD_WITH_LABKIT
