@@ -237,10 +237,10 @@ TEST_CASE("cross_entropy errors: a target out of range, a NaN loss — reported 
                        Error);
   Tensor lse, kept;
   (void)cu().cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, &lse, &kept);
+  const Tensor bad_targets = gpu(index_tensor({0, 9, 2}, {3}));  // the upload waits; the backward must not
   const uint64_t waits = cu().host_waits();
   const Tensor dx =  // queued: nothing waits, nothing throws yet
-      cu().cross_entropy_backward(x, gpu(index_tensor({0, 9, 2}, {3})), lse, -100, full({}, 1.0, DType::f64, Device::cuda),
-                                  kept);
+      cu().cross_entropy_backward(x, bad_targets, lse, -100, full({}, 1.0, DType::f64, Device::cuda), kept);
   CHECK(cu().host_waits() == waits);
   CHECK_THROWS_WITH_AS(cu().synchronize(), doctest::Contains("target 9 at position [1]"), Error);
   Tensor bad = normal({3, 4}, gen, DType::f64);
