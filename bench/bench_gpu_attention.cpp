@@ -61,13 +61,7 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
       return argv[++i];
     };
-    auto number = [&](const std::string& text) -> int64_t {
-      size_t used = 0;
-      int64_t n = 0;
-      try { n = std::stoll(text, &used); } catch (const std::exception&) {}
-      if (used == 0 || used != text.size()) throw std::runtime_error(k + " takes whole numbers, not '" + text + "'");
-      return n;
-    };
+    auto number = [&](const std::string& text) { return bench::whole_number(k, text); };
     if (k == "--T") {
       a.Ts.clear();
       const std::string list = next();

@@ -73,13 +73,7 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
       return argv[++i];
     };
-    auto number = [&](const std::string& text) -> int64_t {
-      size_t used = 0;
-      int64_t n = 0;
-      try { n = std::stoll(text, &used); } catch (const std::exception&) {}
-      if (used == 0 || used != text.size()) throw std::runtime_error(k + " takes a whole number, not '" + text + "'");
-      return n;
-    };
+    auto number = [&](const std::string& text) { return bench::whole_number(k, text); };
     if (k == "--batch") a.batch = number(next());
     else if (k == "--seq") a.seq = number(next());
     else if (k == "--warmup") a.warmup = static_cast<int>(number(next()));

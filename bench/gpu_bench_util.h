@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,18 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// `text` as a whole number, or std::runtime_error naming the option it was given to.
+inline int64_t whole_number(const std::string& option, const std::string& text) {
+  size_t used = 0;
+  int64_t n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used == 0 || used != text.size()) throw std::runtime_error(option + " takes whole numbers, not '" + text + "'");
+  return n;
 }
 
 inline std::string shell_quote(const std::string& s) {

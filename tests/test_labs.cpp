@@ -9,26 +9,13 @@
 #include "labs/saturation_case.h"
 #include "labs/shapes_case.h"
 #include "labs/three_token_case.h"
+#include "test_util.h"
 
 using namespace hg;
 using namespace hg::lab;
+using hg::test::check_text;
 
 namespace {
-
-// Equal when both are rounded to `decimals`, as the text prints them.
-void check_text(double measured, double text, int decimals = 3) {
-  const double s = std::pow(10.0, decimals);
-  INFO("measured " << measured << ", text " << text);
-  CHECK(std::llround(measured * s) == std::llround(text * s));
-}
-
-void check_text(const std::vector<double>& measured, const std::vector<double>& text, int decimals = 3) {
-  REQUIRE(measured.size() == text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    CAPTURE(i);
-    check_text(measured[i], text[i], decimals);
-  }
-}
 
 std::vector<double> row(const Tensor& t, int64_t i) { return t.select(0, i).to_vector(); }
 

@@ -39,4 +39,19 @@ inline bool all_zero(const Tensor& x) {
   return true;
 }
 
+// Equal when both are rounded to `decimals`, as the texts print them (the labs' tests).
+inline void check_text(double measured, double text, int decimals = 3) {
+  const double s = std::pow(10.0, decimals);
+  INFO("measured " << measured << ", text " << text);
+  CHECK(std::llround(measured * s) == std::llround(text * s));
+}
+
+inline void check_text(const std::vector<double>& measured, const std::vector<double>& text, int decimals = 3) {
+  REQUIRE(measured.size() == text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    CAPTURE(i);
+    check_text(measured[i], text[i], decimals);
+  }
+}
+
 }  // namespace hg::test
