@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "labs/lookup_case.h"
+#include "labs/report.h"
 #include "labs/saturation_case.h"
 #include "labs/shapes_case.h"
 #include "labs/three_token_case.h"
@@ -180,6 +181,28 @@ TEST_CASE("saturation: 5000 draws, seed 0, within 0.02 of the text's medians and
   for (int64_t c : histogram(s.scaled.max_weights, 10, 0.0, 1.0)) n += c;
   CHECK(n == 5000);
   CHECK_THROWS_AS(saturation(0, 0), Error);
+}
+
+
+TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an error naming why, before any work") {
+  Device d = Device::cpu;
+  CLI::App app;
+  add_device_option(app, d);
+  const char* bad[] = {"lab", "--device", "gpu"};
+  CHECK_THROWS_AS(app.parse(3, bad), CLI::ParseError);
+  const char* good[] = {"lab", "--device", "cuda"};
+  app.parse(3, good);
+  CHECK(d == Device::cuda);
+  CHECK(device_description(Device::cpu) == "cpu");
+  const CudaBackend* cu = cuda_backend();
+  if (cu && cu->device_available()) {
+    CHECK(device_description(Device::cuda).find("cuda") == 0);
+  } else {
+    CHECK_THROWS_WITH_AS(device_description(Device::cuda), doctest::Contains("--device cuda: "), Error);
+    bool ran = false;
+    CHECK(run_lab("test", "", Device::cuda, [&](Report&) { ran = true; }) == 1);
+    CHECK_FALSE(ran);
+  }
 }
 
 #endif  // HANDGRAD_WITH_LABKIT
