@@ -157,8 +157,8 @@ Timings train(const Args& a, int warmup, int steps) {
   Clock::time_point entry_start;
   std::map<std::string, double> by_op;
   BackwardObserver obs;
-  obs.before = [&](size_t, const TapeEntry&, const std::vector<Tensor>&) { entry_start = Clock::now(); };
-  obs.after = [&](size_t, const TapeEntry& e, const std::vector<Tensor>&, const std::vector<Tensor>&) {
+  obs.before = [&](size_t, const Node&, const std::vector<Tensor>&) { entry_start = Clock::now(); };
+  obs.after = [&](size_t, const Node& e, const std::vector<Tensor>&, const std::vector<Tensor>&) {
     by_op[e.op] += ms_since(entry_start);
   };
 

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,26 +17,71 @@
 
 namespace hg {
 
-// ---------------------------------------------------------------- grad mode
+// ---------------------------------------------------------------- modes
 
 namespace {
 thread_local bool t_grad_enabled = true;
-thread_local std::weak_ptr<Tape> t_current;  // the tape new entries go to, while it is alive
-std::atomic<size_t> g_live_tapes{0};
+thread_local int t_anomaly = -1;  // -1: no guard on this thread, the environment decides
+std::atomic<size_t> g_live_nodes{0};
+std::atomic<uint64_t> g_next_seq{1};
+
+bool anomaly_from_environment() {
+  static const bool on = [] {
+    const char* v = std::getenv("HANDGRAD_DETECT_ANOMALY");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+class GradModeGuard {  // grad mode set to `on` for a scope
+ public:
+  explicit GradModeGuard(bool on) : prev_(t_grad_enabled) { t_grad_enabled = on; }
+  ~GradModeGuard() { t_grad_enabled = prev_; }
+ private:
+  bool prev_;
+};
 }  // namespace
 
 bool grad_enabled() { return t_grad_enabled; }
 NoGradGuard::NoGradGuard() : prev_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
 
-Tape::Tape() { ++g_live_tapes; }
-Tape::~Tape() { --g_live_tapes; }
-size_t Tape::live_count() { return g_live_tapes.load(); }
+bool anomaly_enabled() { return t_anomaly < 0 ? anomaly_from_environment() : t_anomaly == 1; }
+AnomalyMode::AnomalyMode(bool on) : prev_(t_anomaly) { t_anomaly = on ? 1 : 0; }
+AnomalyMode::~AnomalyMode() { t_anomaly = prev_; }
 
-struct TapeAccess {
-  static std::vector<TapeEntry>& entries(Tape& t) { return t.entries_; }
-  static void free(Tape& t) { t.entries_.clear(); t.entries_.shrink_to_fit(); t.freed_ = true; }
-};
+// ---------------------------------------------------------------- nodes
+
+namespace {
+// Nodes waiting to be dropped. A node's destructor hands its input nodes here instead of dropping
+// them itself, and the outermost destructor drains the list: no recursion, however deep the graph.
+thread_local std::vector<std::shared_ptr<Node>> t_release;
+thread_local bool t_releasing = false;
+}  // namespace
+
+Node::Node() { ++g_live_nodes; }
+Node::~Node() {
+  --g_live_nodes;
+  for (InputSlot& in : inputs)
+    if (in.node) t_release.push_back(std::move(in.node));
+  for (SavedTensor& s : saved)
+    if (s.node) t_release.push_back(std::move(s.node));
+  if (t_releasing) return;
+  t_releasing = true;
+  while (!t_release.empty()) {
+    std::shared_ptr<Node> n = std::move(t_release.back());
+    t_release.pop_back();
+    n.reset();  // may destroy it, which appends its inputs to t_release
+  }
+  t_releasing = false;
+}
+size_t Node::live_count() { return g_live_nodes.load(); }
+
+std::string Node::call_site() const {
+  const char* file = where.file_name();
+  const char* base = std::strrchr(file, '/');
+  return fmt::format("{}:{}", base ? base + 1 : file, where.line());
+}
 
 // ---------------------------------------------------------------- recording
 
@@ -44,18 +93,58 @@ bool should_record(const std::vector<Tensor>& inputs) {
 }
 
 SavedTensor save(const Tensor& t, std::string what) {
-  return SavedTensor{std::move(what), t.detach(), t.impl()->storage->version};
+  SavedTensor s;
+  s.what = std::move(what);
+  s.data = t.detach();
+  s.version = t.impl()->storage->version;
+  s.source = t.impl();
+  if (t.requires_grad()) {
+    if (t.impl()->node) {
+      s.node = t.impl()->node;
+      s.output_nr = t.impl()->output_nr;
+    } else {
+      s.leaf = t.impl_ptr();
+    }
+  }
+  return s;
 }
 
+namespace {
+
+bool all_finite(const Tensor& t) {
+  if (!t.defined() || !is_floating(t.dtype())) return true;
+  for (double v : t.to_vector())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+std::string shapes_of(const std::vector<InputSlot>& inputs) {
+  std::vector<std::string> s;
+  for (const InputSlot& in : inputs) s.push_back(shape_str(in.shape));
+  return fmt::format("{}", fmt::join(s, ", "));
+}
+
+// Anomaly mode, forward: an op that turns finite inputs into NaN/Inf is named with its call site.
+void check_forward(const Node& n, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+  for (const Tensor& in : inputs)
+    if (!all_finite(in)) return;  // not this op's doing: an earlier one, or the data
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (!all_finite(outputs[k]))
+      fail(n.op, "anomaly: the forward produced NaN or Inf in output {} {} from finite inputs of shapes ({}); "
+           "called from {}. Check the values this op is given there (e.g. log or sqrt of a negative entry, a "
+           "division by zero).", k, shape_str(outputs[k].shape()), shapes_of(n.inputs), n.call_site());
+}
+
+}  // namespace
+
 void record(std::string op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            std::vector<SavedTensor> saved, BackwardFn backward) {
-  std::shared_ptr<Tape> tape = t_current.lock();
-  if (!tape || tape->freed()) {  // the previous tape is gone or was consumed by backward: start anew
-    tape = std::make_shared<Tape>();
-    t_current = tape;
-  }
-  TapeEntry e;
-  e.op = std::move(op);
+            std::vector<SavedTensor> saved, BackwardFn backward, DoubleBackward double_backward,
+            std::source_location where) {
+  auto node = std::make_shared<Node>();
+  node->op = std::move(op);
+  node->seq = g_next_seq++;
+  node->where = where;
+  node->double_backward = double_backward;
   for (const Tensor& in : inputs) {
     InputSlot s;
     if (in.defined()) {
@@ -66,25 +155,34 @@ void record(std::string op, const std::vector<Tensor>& inputs, const std::vector
       s.dtype = in.dtype();
       s.device = in.device();
       s.needs_grad = in.requires_grad();
-      if (s.needs_grad && in.is_leaf()) s.leaf = in.impl_ptr();
-      if (!in.is_leaf()) s.producer = in.tape().get();
+      if (s.needs_grad && in.impl()->node) {
+        s.node = in.impl()->node;
+        s.output_nr = in.impl()->output_nr;
+      } else if (s.needs_grad) {
+        s.leaf = in.impl_ptr();
+      }
     }
-    e.inputs.push_back(std::move(s));
+    node->inputs.push_back(std::move(s));
   }
-  auto& entries = TapeAccess::entries(*tape);
-  for (const Tensor& out : outputs) {
-    TensorImpl* o = out.impl();
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    TensorImpl* o = outputs[k].impl();
     o->requires_grad = true;
-    o->tape = tape;
-    o->entry = entries.size();
-    e.outputs.push_back(OutputSlot{o->id, out.label(), out.impl_ptr(), o->shape, o->dtype, o->storage->device});
+    o->node = node;
+    o->output_nr = static_cast<uint32_t>(k);
+    node->outputs.push_back(OutputSlot{o->id, outputs[k].label(), outputs[k].impl_ptr(), o->shape, o->dtype,
+                                       o->storage->device});
+    for (SavedTensor& s : saved)
+      if (s.source == o) {  // saved from its own output: linked back to this node only when unpacked
+        s.is_output = true;
+        s.output_nr = static_cast<uint32_t>(k);
+      }
   }
-  e.saved = std::move(saved);
-  e.backward = std::move(backward);
-  entries.push_back(std::move(e));
+  node->saved = std::move(saved);
+  node->backward = std::move(backward);
+  if (anomaly_enabled()) check_forward(*node, inputs, outputs);
 }
 
-// ---------------------------------------------------------------- backward
+// ---------------------------------------------------------------- the walk
 
 namespace {
 
@@ -114,112 +212,312 @@ Tensor sum_grads(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-void check_saved_versions(const TapeEntry& e) {
-  for (const SavedTensor& s : e.saved) {
+// a + b recorded as a node of its own, for summing gradients under create_graph (the engine
+// cannot call ops/add). Its backward passes the incoming gradient to both: trivially composed.
+Tensor add_recorded(const Tensor& a, const Tensor& b) {
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = sum_grads(a, b);
+  }
+  if (should_record({a, b}))
+    record("accumulate_grad", {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{g[0], g[0]};
+    }, DoubleBackward::composed);
+  return out;
+}
+
+// One gradient being summed over its contributions. `owned`: the buffer was allocated by this
+// walk and nothing else holds it, so a further contribution can be added in place.
+struct GradSlot {
+  Tensor g;
+  bool owned = false;
+  void add(const Tensor& more, bool create_graph) {
+    if (!g.defined()) {
+      g = more;
+    } else if (create_graph) {
+      g = add_recorded(g, more);
+    } else if (owned) {
+      g.add_(more);
+    } else {
+      g = sum_grads(g, more);
+      owned = true;
+    }
+  }
+};
+
+void check_saved_versions(const Node& n) {
+  for (const SavedTensor& s : n.saved) {
     uint64_t now = s.data.impl()->storage->version;
     if (now != s.version)
       throw Error(fmt::format(
           "{} backward: one of the tensors needed for the gradient, the {} (shape {}), has been modified by an "
           "in-place operation since the forward pass: saved at version {}, now version {}. Don't write in place "
-          "into tensors the tape saved (clone() them first), or redo the forward pass after the write.",
-          e.op, s.what, shape_str(s.data.shape()), s.version, now));
+          "into tensors the graph saved (clone() them first), or redo the forward pass after the write.",
+          n.op, s.what, shape_str(s.data.shape()), s.version, now));
   }
+}
+
+// The saved tensors as the backward sees them: constants, or under create_graph the tensors
+// themselves (their gradient flows back through what the backward computes with them).
+std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_graph) {
+  std::vector<Tensor> out;
+  for (const SavedTensor& s : self->saved) {
+    std::shared_ptr<Node> producer = s.is_output ? self : s.node;
+    if (!create_graph || (!s.leaf && !producer)) {
+      out.push_back(s.data);
+    } else if (s.leaf) {
+      out.push_back(Tensor(s.leaf));
+    } else {
+      auto impl = std::make_shared<TensorImpl>(*s.data.impl());
+      impl->requires_grad = true;
+      impl->node = std::move(producer);
+      impl->output_nr = s.output_nr;
+      out.push_back(Tensor(std::move(impl)));
+    }
+  }
+  return out;
+}
+
+// Runs a node's backward. Under create_graph, a backward made of recorded ops records itself;
+// a first-order one runs unrecorded and its gradients get a node that refuses to be walked.
+std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vector<Tensor>& gout, bool create_graph) {
+  if (!n->backward) fail(n->op, "has no backward function; it cannot be differentiated");
+  const bool composed = n->double_backward == DoubleBackward::composed;
+  std::vector<Tensor> saved = unpack_saved(n, create_graph && composed);
+  if (!create_graph || composed) return n->backward(gout, saved);
+
+  std::vector<Tensor> gin;
+  {
+    NoGradGuard ng;
+    gin = n->backward(gout, saved);
+  }
+  std::vector<Tensor> depends_on;  // what the gradients are functions of, as far as a graph is concerned
+  for (const Tensor& g : gout)
+    if (g.requires_grad()) depends_on.push_back(g);
+  for (const Tensor& s : unpack_saved(n, true))
+    if (s.requires_grad()) depends_on.push_back(s);
+  std::vector<Tensor> marked;
+  for (Tensor& g : gin)
+    if (g.defined()) marked.push_back(g = g.detach());
+  if (!depends_on.empty() && !marked.empty()) {
+    const std::string op = n->op, site = n->call_site();
+    record(op + "_backward", depends_on, marked, {}, [op, site](const std::vector<Tensor>&, const std::vector<Tensor>&)
+           -> std::vector<Tensor> {
+             fail(op, "double backward of {} is not implemented (the node recorded at {}): its backward is a "
+                  "fused kernel without a derivative of its own. Differentiate twice only through ops whose "
+                  "backward is differentiable (the gradcheck program's second-order rows list them).", op, site);
+           });
+  }
+  return gin;
+}
+
+// Anomaly mode, backward: finite gradients in, NaN/Inf out names the op and where it was called.
+void check_backward(const Node& n, const std::vector<Tensor>& gout, const std::vector<Tensor>& gin) {
+  for (const Tensor& g : gout)
+    if (!all_finite(g)) return;
+  for (size_t k = 0; k < gin.size(); ++k)
+    if (!all_finite(gin[k]))
+      fail(n.op, "anomaly: the backward of {} (called from {}, inputs of shapes ({})) returned NaN or Inf in the "
+           "gradient of input {} from finite incoming gradients", n.op, n.call_site(), shapes_of(n.inputs), k);
+}
+
+[[noreturn]] void fail_freed(const Node& n) {
+  fail("backward", "trying to backward through the graph a second time: the {} node (called from {}) was already "
+       "freed by an earlier backward(), which dropped the tensors it saved. Specify retain_graph=true in the "
+       "first backward() (or grad()) to walk the graph again, or redo the forward pass.", n.op, n.call_site());
+}
+
+// Every node the roots reach through inputs that need a gradient, in recording order: the tape.
+std::vector<std::shared_ptr<Node>> reach(const std::vector<std::shared_ptr<Node>>& roots) {
+  std::vector<std::shared_ptr<Node>> found, stack;
+  std::unordered_set<const Node*> seen;
+  for (const auto& r : roots)
+    if (r && seen.insert(r.get()).second) stack.push_back(r);
+  while (!stack.empty()) {
+    std::shared_ptr<Node> n = std::move(stack.back());
+    stack.pop_back();
+    for (const InputSlot& in : n->inputs)
+      if (in.node && seen.insert(in.node.get()).second) stack.push_back(in.node);
+    found.push_back(std::move(n));
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a->seq < b->seq; });
+  return found;
+}
+
+Tensor apply_hooks(const std::vector<GradHook>& hooks, Tensor g) {
+  for (const GradHook& h : hooks)
+    if (Tensor r = h(g); r.defined()) g = r;
+  return g;
+}
+
+struct Seeded {
+  std::vector<Tensor> roots, seeds;
+};
+
+// One backward pass from `roots` (each with its seed). With `wanted`, returns the gradient of
+// each wanted tensor and touches no .grad; without, accumulates into the leaves' .grad.
+std::vector<Tensor> run_backward(const Seeded& s, bool retain_graph, bool create_graph,
+                                 const BackwardObserver* observer, const std::vector<Tensor>* wanted) {
+  GradModeGuard mode(create_graph);  // backward functions record only under create_graph
+  std::unordered_map<const Node*, std::vector<GradSlot>> pending;  // gradients of nodes' outputs
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, GradSlot>> leaves;  // in the order first reached
+  std::unordered_map<const TensorImpl*, size_t> leaf_at;
+  auto to_leaf = [&](const std::shared_ptr<TensorImpl>& leaf, const Tensor& g) {
+    auto [it, fresh] = leaf_at.emplace(leaf.get(), leaves.size());
+    if (fresh) leaves.push_back({leaf, GradSlot{}});
+    leaves[it->second].second.add(g, create_graph);
+  };
+  auto to_node = [&](const Node* n, uint32_t k, const Tensor& g) {
+    std::vector<GradSlot>& slots = pending[n];
+    if (slots.empty()) slots.resize(n->outputs.size());
+    slots[k].add(g, create_graph);
+  };
+
+  std::vector<std::shared_ptr<Node>> root_nodes;
+  for (size_t i = 0; i < s.roots.size(); ++i) {
+    const Tensor& r = s.roots[i];
+    if (r.impl()->node) {
+      to_node(r.impl()->node.get(), r.impl()->output_nr, s.seeds[i]);
+      root_nodes.push_back(r.impl()->node);
+    } else {
+      to_leaf(r.impl_ptr(), s.seeds[i]);
+    }
+  }
+  const std::vector<std::shared_ptr<Node>> tape = reach(root_nodes);
+
+  // grad(): run only the nodes that lead to a wanted tensor, and capture the wanted gradients.
+  std::unordered_set<const Node*> wanted_nodes, needed;
+  std::unordered_set<const TensorImpl*> wanted_leaves;
+  std::unordered_map<const Node*, std::vector<Tensor>> captured;
+  if (wanted) {
+    for (const Tensor& w : *wanted) {
+      if (w.impl()->node) wanted_nodes.insert(w.impl()->node.get());
+      else wanted_leaves.insert(w.impl());
+    }
+    for (const auto& n : tape)
+      for (const InputSlot& in : n->inputs)
+        if ((in.leaf && wanted_leaves.count(in.leaf.get())) ||
+            (in.node && (wanted_nodes.count(in.node.get()) || needed.count(in.node.get()))))
+          needed.insert(n.get());
+  }
+
+  std::vector<Node*> walked;
+  for (size_t i = tape.size(); i-- > 0;) {
+    const std::shared_ptr<Node>& n = tape[i];
+    auto it = pending.find(n.get());
+    if (it == pending.end()) continue;  // reached, but every gradient into it was absent
+    std::vector<Tensor> gout;
+    for (GradSlot& slot : it->second) gout.push_back(std::move(slot.g));
+    pending.erase(it);
+    for (const auto& [k, hook] : n->hooks)
+      if (gout[k].defined()) gout[k] = apply_hooks({hook}, gout[k]);
+    if (wanted_nodes.count(n.get())) captured[n.get()] = gout;
+    if (wanted && !needed.count(n.get())) continue;
+    if (n->freed) fail_freed(*n);
+    for (size_t k = 0; k < gout.size(); ++k)
+      if (!gout[k].defined()) gout[k] = zeros(n->outputs[k].shape, n->outputs[k].dtype, n->outputs[k].device);
+
+    if (observer && observer->before) observer->before(i, *n, gout);
+    check_saved_versions(*n);
+    std::vector<Tensor> gin = call_backward(n, gout, create_graph);
+    walked.push_back(n.get());
+    if (gin.size() != n->inputs.size())
+      fail(n->op, "backward returned {} gradients for {} inputs (a bug in the op)", gin.size(), n->inputs.size());
+    if (anomaly_enabled()) check_backward(*n, gout, gin);
+    if (observer && observer->after) observer->after(i, *n, gout, gin);
+
+    for (size_t k = 0; k < gin.size(); ++k) {
+      const InputSlot& in = n->inputs[k];
+      if (!in.needs_grad || !gin[k].defined()) continue;
+      if (gin[k].shape() != in.shape)
+        fail(n->op, "backward produced a gradient of shape {} for input {} of shape {} (a bug in the op)",
+             shape_str(gin[k].shape()), in.current_label(), shape_str(in.shape));
+      if (in.leaf) to_leaf(in.leaf, gin[k]);
+      else if (in.node) to_node(in.node.get(), in.output_nr, gin[k]);
+    }
+  }
+
+  if (!retain_graph)
+    for (Node* n : walked) {  // drop what backward needed; keep the structure for printing and drawing
+      for (SavedTensor& sv : n->saved) {
+        sv.data = Tensor();
+        sv.leaf.reset();
+        sv.node.reset();
+      }
+      n->backward = nullptr;
+      n->freed = true;
+    }
+
+  std::vector<Tensor> result;
+  if (wanted) {
+    for (const Tensor& w : *wanted) {
+      if (w.impl()->node) {
+        auto c = captured.find(w.impl()->node.get());
+        result.push_back(c == captured.end() ? Tensor() : c->second[w.impl()->output_nr]);
+      } else {
+        auto l = leaf_at.find(w.impl());
+        result.push_back(l == leaf_at.end() ? Tensor() : apply_hooks(w.impl()->hooks, leaves[l->second].second.g));
+      }
+    }
+    return result;
+  }
+  for (auto& [leaf, slot] : leaves) {
+    Tensor g = apply_hooks(leaf->hooks, slot.g);
+    if (create_graph) leaf->grad = leaf->grad ? add_recorded(Tensor(leaf->grad), g).impl_ptr() : g.impl_ptr();
+    else if (leaf->grad) leaf->grad = sum_grads(Tensor(leaf->grad), g).impl_ptr();
+    else leaf->grad = slot.owned ? g.impl_ptr() : g.contiguous().clone().impl_ptr();
+  }
+  return result;
+}
+
+// A seed for each root: given, or ones for a scalar.
+Tensor seed_for(const char* op, const Tensor& root, const Tensor& seed) {
+  if (!root.defined()) fail(op, "called on an undefined tensor");
+  if (!root.requires_grad())
+    fail(op, "{} does not require grad: no input of the computation had requires_grad_() set, "
+         "or it was computed under NoGradGuard", root.describe());
+  if (!seed.defined()) {
+    if (root.numel() != 1)
+      fail(op, "{} is not a scalar ({} elements); pass a seed gradient of shape {} "
+           "(dL/d of this tensor), or reduce it to a scalar first (e.g. sum)",
+           root.describe(), root.numel(), shape_str(root.shape()));
+    return ones(root.shape(), root.dtype(), root.device());
+  }
+  if (seed.shape() != root.shape() || seed.dtype() != root.dtype() || seed.device() != root.device())
+    fail(op, "the seed gradient {} must match {} in shape, dtype and device", seed.describe(), root.describe());
+  return seed;
 }
 
 }  // namespace
 
 void backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opts) {
-  if (!root.defined()) throw Error("backward: called on an undefined tensor");
-  if (!root.requires_grad())
-    fail("backward", "{} does not require grad: no input of the computation had requires_grad_() set, "
-         "or it was computed under NoGradGuard", root.describe());
-  Tensor g0 = seed;
-  if (!g0.defined()) {
-    if (root.numel() != 1)
-      fail("backward", "{} is not a scalar ({} elements); pass a seed gradient of shape {} "
-           "(dL/d of this tensor), or reduce it to a scalar first (e.g. sum)",
-           root.describe(), root.numel(), shape_str(root.shape()));
-    g0 = ones(root.shape(), root.dtype(), root.device());
-  } else if (g0.shape() != root.shape() || g0.dtype() != root.dtype() || g0.device() != root.device()) {
-    fail("backward", "the seed gradient {} must match {} in shape, dtype and device", g0.describe(), root.describe());
+  Seeded s{{root}, {seed_for("backward", root, seed)}};
+  run_backward(s, opts.retain_graph || opts.create_graph, opts.create_graph, opts.observer, nullptr);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, const GradOptions& opts) {
+  if (outputs.empty()) fail("grad", "no outputs given; pass the tensors to differentiate");
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    fail("grad", "{} grad_outputs for {} outputs; give one per output (or none, for scalar outputs)",
+         grad_outputs.size(), outputs.size());
+  Seeded s;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    s.roots.push_back(outputs[i]);
+    s.seeds.push_back(seed_for("grad", outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i]));
   }
-  NoGradGuard no_grad;  // backward functions run without recording
-
-  if (root.is_leaf()) {  // nothing to walk: the gradient of a leaf with respect to itself
-    TensorImpl* r = root.impl();
-    r->grad = r->grad ? sum_grads(Tensor(r->grad), g0).impl_ptr() : g0.contiguous().clone().impl_ptr();
-    return;
-  }
-  std::shared_ptr<Tape> tape = root.tape();
-  if (tape->freed())
-    fail("backward", "{} belongs to a tape that an earlier backward() already freed. Pass retain_graph=true to "
-         "the first backward() to walk the same graph twice, or redo the forward pass.", root.describe());
-
-  std::vector<TapeEntry>& entries = TapeAccess::entries(*tape);
-  std::unordered_map<uint64_t, Tensor> grads;  // gradient of every non-leaf reached so far, by tensor id
-  // Ids whose entry in `grads` is a buffer this walk allocated (a sum of two gradients) and that
-  // nothing else holds: a third gradient can be added into it in place.
-  std::unordered_set<uint64_t> owned;
-  grads[root.id()] = g0;
-
-  for (size_t i = root.tape_entry() + 1; i-- > 0;) {
-    const TapeEntry& e = entries[i];
-    std::vector<Tensor> gout;
-    bool any = false;
-    for (const OutputSlot& o : e.outputs) {
-      auto it = grads.find(o.id);
-      if (it != grads.end()) {
-        gout.push_back(it->second);
-        grads.erase(it);
-        any = true;
-      } else {
-        gout.push_back(Tensor());
-      }
-    }
-    if (!any) continue;  // this entry does not lead to the root
-    for (size_t k = 0; k < gout.size(); ++k)
-      if (!gout[k].defined()) gout[k] = zeros(e.outputs[k].shape, e.outputs[k].dtype, e.outputs[k].device);
-
-    if (opts.observer && opts.observer->before) opts.observer->before(i, e, gout);
-    check_saved_versions(e);
-    if (!e.backward) fail(e.op, "has no backward function; it cannot be differentiated");
-    std::vector<Tensor> gin = e.backward(gout, [&] {
-      std::vector<Tensor> s;
-      for (const SavedTensor& st : e.saved) s.push_back(st.data);
-      return s;
-    }());
-    if (gin.size() != e.inputs.size())
-      fail(e.op, "backward returned {} gradients for {} inputs (a bug in the op)", gin.size(), e.inputs.size());
-    if (opts.observer && opts.observer->after) opts.observer->after(i, e, gout, gin);
-
-    for (size_t k = 0; k < gin.size(); ++k) {
-      const InputSlot& in = e.inputs[k];
-      if (!in.needs_grad || !gin[k].defined()) continue;
-      if (gin[k].shape() != in.shape)
-        fail(e.op, "backward produced a gradient of shape {} for input {} of shape {} (a bug in the op)",
-             shape_str(gin[k].shape()), in.current_label(), shape_str(in.shape));
-      if (in.leaf) {
-        TensorImpl* leaf = in.leaf.get();
-        leaf->grad = leaf->grad ? sum_grads(Tensor(leaf->grad), gin[k]).impl_ptr()
-                                : gin[k].contiguous().clone().impl_ptr();
-      } else if (in.producer != tape.get()) {
-        fail("backward", "the gradient reached {} (input {} of {}), which was computed on a tape that an earlier "
-             "backward() freed. Redo its forward pass, pass retain_graph=true to that backward, or detach() it.",
-             in.current_label(), k, e.op);
-      } else {
-        auto it = grads.find(in.id);
-        if (it == grads.end()) {
-          grads.emplace(in.id, gin[k]);
-        } else if (owned.count(in.id)) {
-          it->second.add_(gin[k]);
-        } else {
-          it->second = sum_grads(it->second, gin[k]);
-          owned.insert(in.id);
-        }
-      }
-    }
-  }
-  if (!opts.retain_graph) TapeAccess::free(*tape);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined() || !inputs[i].requires_grad())
+      fail("grad", "input {} ({}) does not require grad, so it has no gradient; call requires_grad_() on it "
+           "before the forward pass", i, inputs[i].defined() ? inputs[i].describe() : "undefined");
+  std::vector<Tensor> g = run_backward(s, opts.retain_graph.value_or(opts.create_graph), opts.create_graph,
+                                       nullptr, &inputs);
+  for (size_t i = 0; i < g.size(); ++i)
+    if (!g[i].defined() && !opts.allow_unused)
+      fail("grad", "input {} ({}) was not used to compute the outputs, so it has no gradient; pass "
+           "allow_unused=true to get an undefined Tensor for it", i, inputs[i].describe());
+  return g;
 }
 
 // ---------------------------------------------------------------- printing
@@ -234,7 +532,7 @@ std::string label_now(const std::weak_ptr<TensorImpl>& ref, const std::string& f
 std::string InputSlot::current_label() const { return label_now(ref, label); }
 std::string OutputSlot::current_label() const { return label_now(ref, label); }
 
-std::string TapeEntry::str() const {
+std::string Node::str() const {
   std::vector<std::string> ins, outs, sv;
   for (const InputSlot& s : inputs)
     ins.push_back(fmt::format("{} {}{}", s.current_label(), shape_str(s.shape), s.needs_grad ? "" : " (no grad)"));
@@ -242,13 +540,19 @@ std::string TapeEntry::str() const {
   for (const SavedTensor& s : saved) sv.push_back(fmt::format("{} v{}", s.what, s.version));
   std::string line = fmt::format("{:<14} {} -> {}", op, fmt::join(ins, ", "), fmt::join(outs, ", "));
   if (!sv.empty()) line += fmt::format("   saves: {}", fmt::join(sv, ", "));
+  if (freed) line += "   (freed by backward)";
   return line;
 }
 
-std::string Tape::str() const {
-  if (freed_) return "tape (freed by backward)\n";
-  std::string s = fmt::format("tape, {} entries (backward walks them bottom to top)\n", entries_.size());
-  for (size_t i = 0; i < entries_.size(); ++i) s += fmt::format("  #{:<3} {}\n", i, entries_[i].str());
+std::vector<std::shared_ptr<Node>> tape_of(const Tensor& root) {
+  if (!root.defined() || !root.impl()->node) return {};
+  return reach({root.impl()->node});
+}
+
+std::string tape_str(const Tensor& root) {
+  std::vector<std::shared_ptr<Node>> t = tape_of(root);
+  std::string s = fmt::format("tape, {} entries (backward walks them bottom to top)\n", t.size());
+  for (size_t i = 0; i < t.size(); ++i) s += fmt::format("  #{:<3} {}\n", i, t[i]->str());
   return s;
 }
 

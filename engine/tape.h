@@ -1,19 +1,28 @@
-// engine/tape.h — the tape: one entry per recorded op, walked once in reverse by backward().
+// engine/tape.h — the graph: one node per recorded op. Every result owns the graph that made it.
 //
-// Ownership is one-way so nothing leaks: a result tensor owns its tape (shared_ptr); the tape's
-// entries own only what backward needs — leaf inputs that want gradients, and *saved* tensors
-// kept as detached aliases (same storage and version counter, no tape link). Drop every result
-// of a forward and its tape, saved tensors included, is freed. backward() frees the entries
-// it walked through unless retain_graph is asked.
+// A result holds the node that produced it; a node holds the nodes of its inputs and a sequence
+// number taken when it was recorded. The nodes a root reaches, sorted by sequence number, are that
+// graph's tape: backward() walks them in reverse and touches nothing else, so unrelated graphs
+// never meet, and dropping the last result of a forward frees its graph.
+//
+// Ownership runs one way, from results towards inputs, so nothing cycles: a node owns its input
+// nodes, the leaves that want gradients, and its saved tensors, kept as detached aliases (same
+// storage and version counter) plus, for create_graph, a link to where each came from. A tensor
+// a node saved from its own outputs links back to the node weakly (by the node itself at unpack).
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <source_location>
 #include <string>
 #include <vector>
 
 #include "engine/tensor.h"
 
 namespace hg {
+
+// ---------------------------------------------------------------- modes
 
 // Grad mode: ops record only while it is on (the default) and an input requires grad.
 bool grad_enabled();
@@ -27,8 +36,27 @@ class NoGradGuard {
   bool prev_;
 };
 
+// Anomaly mode (torch.autograd.detect_anomaly): while a guard lives on this thread, or when the
+// environment has HANDGRAD_DETECT_ANOMALY=1, a recorded op whose forward turns finite inputs into
+// NaN or Inf, or a backward that turns finite gradients into NaN or Inf, throws an hg::Error that
+// names the op, its inputs' shapes and the file:line it was called from. Off, it costs one branch.
+bool anomaly_enabled();
+class AnomalyMode {
+ public:
+  explicit AnomalyMode(bool on = true);
+  ~AnomalyMode();
+  AnomalyMode(const AnomalyMode&) = delete;
+  AnomalyMode& operator=(const AnomalyMode&) = delete;
+ private:
+  int prev_;
+};
+
+// ---------------------------------------------------------------- nodes
+
+struct Node;
+
 struct InputSlot {
-  uint64_t id = 0;                    // tensor id: key of its gradient during backward
+  uint64_t id = 0;                    // tensor id at record time (printing and labs)
   std::string label;                  // for printing, as it was at record time
   std::weak_ptr<TensorImpl> ref;      // to print a name given after recording; never keeps it alive
   std::string current_label() const;  // the tensor's name now if it is alive and named, else label
@@ -36,8 +64,11 @@ struct InputSlot {
   DType dtype = DType::f32;
   Device device = Device::cpu;
   bool needs_grad = false;            // requires_grad at record time
-  std::shared_ptr<TensorImpl> leaf;   // set for leaves that need a gradient
-  const Tape* producer = nullptr;     // tape of a non-leaf input (nullptr for leaves)
+  // Where this input's gradient goes: the node that produced it (and which of its outputs it
+  // was), or, for a leaf that requires grad, the leaf itself. Neither for a constant.
+  std::shared_ptr<Node> node;
+  uint32_t output_nr = 0;
+  std::shared_ptr<TensorImpl> leaf;
 };
 
 struct OutputSlot {
@@ -51,65 +82,102 @@ struct OutputSlot {
 };
 
 struct SavedTensor {
-  std::string what;   // "softmax output P", shown in errors
-  Tensor data;        // detached alias
+  std::string what;      // "softmax output P", shown in errors and in the drawn graph
+  Tensor data;           // detached alias; dropped when backward frees the node
   uint64_t version = 0;  // storage version when saved
+  // Where the value came from, so that with create_graph the backward computes on the tensor
+  // itself (its gradient flows back) rather than on a constant with its values.
+  const TensorImpl* source = nullptr;  // identity at save time (matched against the outputs)
+  std::shared_ptr<TensorImpl> leaf;    // a saved leaf that requires grad
+  std::shared_ptr<Node> node;          // a saved non-leaf: its producer ...
+  uint32_t output_nr = 0;              // ... and which output (also for is_output)
+  bool is_output = false;              // one of this node's own outputs (linked at unpack)
 };
 
-// A backward function maps the gradients of an entry's outputs (one per output; an output
-// that received no gradient gets zeros) and its saved tensors to one gradient per input
-// (an undefined Tensor where the input needs none). It runs with grad mode off.
+// A backward function maps the gradients of a node's outputs (one per output; an output that
+// received no gradient gets zeros) and its saved tensors to one gradient per input (an undefined
+// Tensor where the input needs none). It runs with grad mode off, or on under create_graph.
 using BackwardFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& grad_outputs,
                                                      const std::vector<Tensor>& saved)>;
 
-struct TapeEntry {
+// Whether a backward can itself be differentiated (create_graph). `composed`: the backward calls
+// recorded ops only (or ops with their own hand-derived backward), so under create_graph it
+// records itself. `first_order`: it calls raw kernels; under create_graph its gradients are
+// marked so that differentiating them fails with "double backward of <op> is not implemented".
+enum class DoubleBackward { first_order, composed };
+
+struct Node {
   std::string op;
+  uint64_t seq = 0;  // recording order across the process: sorting a graph's nodes by it gives its tape
   std::vector<InputSlot> inputs;
   std::vector<OutputSlot> outputs;
   std::vector<SavedTensor> saved;
   BackwardFn backward;
+  DoubleBackward double_backward = DoubleBackward::first_order;
+  std::source_location where;  // the call that recorded it
+  bool freed = false;          // backward ran without retain_graph: saved tensors and backward dropped
+  // register_hook on a non-leaf output: run on its whole gradient before this node's backward.
+  std::vector<std::pair<uint32_t, std::function<Tensor(const Tensor&)>>> hooks;
+
   std::string str() const;  // one line: op, inputs -> outputs, saved
+  std::string call_site() const;  // "file.cpp:42"
+  Node();
+  ~Node();  // releases its input nodes iteratively: a chain of a million nodes frees without recursion
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  static size_t live_count();  // nodes alive in this process (leak tests)
 };
 
-class Tape {
- public:
-  const std::vector<TapeEntry>& entries() const { return entries_; }
-  bool freed() const { return freed_; }
-  std::string str() const;  // every entry, numbered in recording order
-  static size_t live_count();  // tapes alive in this process (leak tests)
+// The tape of the graph that produced `root`: every node it reaches, in recording order.
+std::vector<std::shared_ptr<Node>> tape_of(const Tensor& root);
+// That tape printed, one numbered line per node (backward walks it bottom to top).
+std::string tape_str(const Tensor& root);
 
-  Tape();
-  ~Tape();
- private:
-  friend struct TapeAccess;
-  std::vector<TapeEntry> entries_;
-  bool freed_ = false;
-};
+// ---------------------------------------------------------------- recording
 
 // True when an op over `inputs` must be recorded (grad mode on, some input requires grad).
 bool should_record(const std::vector<Tensor>& inputs);
 
-// Save a tensor for backward (a detached alias plus its current version).
+// Save a tensor for backward (a detached alias plus its current version and its origin).
 SavedTensor save(const Tensor& t, std::string what);
 
-// Append one entry for op `op`. Marks each output as requiring grad and produced by this entry.
+// Record one node for op `op`. Marks each output as requiring grad and produced by this node.
+// Under anomaly mode, checks the outputs for NaN/Inf made from finite inputs.
 void record(std::string op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            std::vector<SavedTensor> saved, BackwardFn backward);
+            std::vector<SavedTensor> saved, BackwardFn backward,
+            DoubleBackward double_backward = DoubleBackward::first_order,
+            std::source_location where = std::source_location::current());
 
-// Sees each entry as backward visits it. `before` runs with the incoming gradients (one per
-// output); `after` adds the outgoing ones (one per input, undefined where none is needed).
+// ---------------------------------------------------------------- backward
+
+// Sees each node as backward visits it. `index` is the node's place in the walked graph's tape
+// (0 = recorded first). `before` runs with the incoming gradients (one per output); `after` adds
+// the outgoing ones (one per input, undefined where none is needed).
 struct BackwardObserver {
-  std::function<void(size_t index, const TapeEntry&, const std::vector<Tensor>& grad_outputs)> before;
-  std::function<void(size_t index, const TapeEntry&, const std::vector<Tensor>& grad_outputs,
+  std::function<void(size_t index, const Node&, const std::vector<Tensor>& grad_outputs)> before;
+  std::function<void(size_t index, const Node&, const std::vector<Tensor>& grad_outputs,
                      const std::vector<Tensor>& grad_inputs)> after;
 };
 
 struct BackwardOptions {
-  bool retain_graph = false;
+  bool retain_graph = false;  // keep the walked nodes' saved tensors (create_graph implies it)
+  bool create_graph = false;  // record the backward itself, so the gradients can be differentiated
   const BackwardObserver* observer = nullptr;
 };
 
-// Walk the tape of `root` from root's entry back to the first, accumulating into leaves' grad.
+// Walk the graph of `root` in reverse recording order, accumulating into the leaves' grad.
 void backward(const Tensor& root, const Tensor& seed = Tensor(), const BackwardOptions& opts = {});
+
+struct GradOptions {
+  std::optional<bool> retain_graph;  // default: create_graph
+  bool create_graph = false;
+  bool allow_unused = false;  // an input the outputs do not depend on gets an undefined Tensor instead of an error
+};
+
+// d(sum_k <outputs[k], grad_outputs[k]>) / d inputs[i], returned without touching any .grad
+// (torch.autograd.grad). grad_outputs may be empty when every output is a scalar (ones).
+// inputs may be leaves or intermediate results.
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {}, const GradOptions& opts = {});
 
 }  // namespace hg

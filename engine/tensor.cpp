@@ -79,7 +79,7 @@ void* Tensor::raw_data() const {
 // ---------------------------------------------------------------- autograd accessors
 
 bool Tensor::requires_grad() const { check_defined("requires_grad"); return impl_->requires_grad; }
-bool Tensor::is_leaf() const { check_defined("is_leaf"); return impl_->tape == nullptr; }
+bool Tensor::is_leaf() const { check_defined("is_leaf"); return impl_->node == nullptr; }
 
 Tensor& Tensor::requires_grad_(bool on) {
   check_defined("requires_grad_");
@@ -95,8 +95,18 @@ Tensor& Tensor::requires_grad_(bool on) {
 
 Tensor Tensor::grad() const { check_defined("grad"); return Tensor(impl_->grad); }
 void Tensor::zero_grad() { check_defined("zero_grad"); impl_->grad.reset(); }
-std::shared_ptr<Tape> Tensor::tape() const { check_defined("tape"); return impl_->tape; }
-size_t Tensor::tape_entry() const { check_defined("tape_entry"); return impl_->entry; }
+std::shared_ptr<Node> Tensor::grad_fn() const { check_defined("grad_fn"); return impl_->node; }
+uint32_t Tensor::output_nr() const { check_defined("output_nr"); return impl_->output_nr; }
+
+Tensor& Tensor::register_hook(GradHook hook) {
+  check_defined("register_hook");
+  if (!requires_grad())
+    fail("register_hook", "{} does not require grad, so no gradient will ever pass it; call requires_grad_() "
+         "on the leaf first", describe());
+  if (impl_->node) impl_->node->hooks.emplace_back(impl_->output_nr, std::move(hook));
+  else impl_->hooks.push_back(std::move(hook));
+  return *this;
+}
 
 void Tensor::backward(const Tensor& seed, bool retain_graph) const {
   BackwardOptions o;
@@ -109,8 +119,9 @@ Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>(*impl_);
   impl->requires_grad = false;
   impl->grad.reset();
-  impl->tape.reset();
-  impl->entry = 0;
+  impl->node.reset();
+  impl->output_nr = 0;
+  impl->hooks.clear();
   impl->id = next_tensor_id();
   return Tensor(std::move(impl));
 }

@@ -5,6 +5,7 @@
 // refuse a backward through a tensor that was modified after it was saved.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -14,7 +15,12 @@
 
 namespace hg {
 
-class Tape;
+struct Node;
+class Tensor;
+
+// A gradient hook: sees a tensor's gradient as backward passes it; returns a replacement, or an
+// undefined Tensor to keep the gradient as it is.
+using GradHook = std::function<Tensor(const Tensor&)>;
 
 // Device memory plus the version counter shared by every view of it.
 struct Storage {
@@ -38,8 +44,9 @@ struct TensorImpl {
   DType dtype = DType::f32;
   bool requires_grad = false;
   std::shared_ptr<TensorImpl> grad;  // accumulated by backward() on leaves
-  std::shared_ptr<Tape> tape;        // set on results of recorded ops: their producer's tape
-  size_t entry = 0;                  // ... and the producing entry's index in it
+  std::shared_ptr<Node> node;        // set on results of recorded ops: the node that produced it
+  uint32_t output_nr = 0;            // ... and which of that node's outputs it is
+  std::vector<GradHook> hooks;       // a leaf's hooks (a non-leaf's live on its node)
   uint64_t id = 0;                   // unique for the life of the process
   std::string name;                  // optional, shown by tape printing and labs
 };
@@ -72,10 +79,13 @@ class Tensor {
   bool is_leaf() const;                    // not produced by a recorded op
   Tensor grad() const;                     // undefined until a backward reaches this leaf
   void zero_grad();                        // drops the accumulated gradient
-  std::shared_ptr<Tape> tape() const;      // producing tape (null for leaves)
-  size_t tape_entry() const;
+  std::shared_ptr<Node> grad_fn() const;   // the node that produced it (null for leaves)
+  uint32_t output_nr() const;              // which output of grad_fn() it is
   // Reverse-mode pass from this tensor. A non-scalar needs `seed` (dL/dthis).
   void backward(const Tensor& seed = Tensor(), bool retain_graph = false) const;
+  // Call `hook` with this tensor's gradient each time a backward computes it (the whole gradient,
+  // after every contribution is summed); if it returns a defined tensor, that replaces the gradient.
+  Tensor& register_hook(GradHook hook);
 
   // Views (differentiable; share storage with this tensor).
   Tensor transpose(int64_t d0, int64_t d1) const;

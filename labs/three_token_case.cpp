@@ -69,7 +69,6 @@ namespace {
 // and the text's rule for each step are also kept by tensor id.
 struct PrimitiveGraph {
   Tensor S, P, L;
-  size_t first_entry = 0;  // the graph's first entry in the tape (a tape may hold earlier entries)
   struct Named {
     std::string label, rule;
   };
@@ -88,7 +87,6 @@ PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVaria
   const std::string scaled_name = v.causal ? "QKᵀ/√d_k" : "S";
 
   Tensor Kt = name(in.K.transpose(0, 1), "Kᵀ", "Kᵀ is K read transposed  →  dK = (d(Kᵀ))ᵀ");
-  g.first_entry = Kt.tape_entry();
   Tensor x = name(matmul(in.Q, Kt), scores_name,
                   fmt::format("{0} = Q Kᵀ  →  dQ = d({0}) K,  d(Kᵀ) = Qᵀ d({0})", scores_name));  // (3, 3)
   if (v.scaled)
@@ -114,7 +112,7 @@ PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVaria
   return g;
 }
 
-std::string entry_line(size_t i, const TapeEntry& e, const PrimitiveGraph& g) {
+std::string entry_line(size_t i, const Node& e, const PrimitiveGraph& g) {
   auto label = [&g](uint64_t id, const std::string& fallback) {
     auto it = g.names.find(id);
     return it == g.names.end() ? fallback : it->second.label;
@@ -129,7 +127,7 @@ std::string entry_line(size_t i, const TapeEntry& e, const PrimitiveGraph& g) {
   return line;
 }
 
-BackwardStep make_step(size_t i, const TapeEntry& e, const PrimitiveGraph& g, const std::vector<Tensor>& gout,
+BackwardStep make_step(size_t i, const Node& e, const PrimitiveGraph& g, const std::vector<Tensor>& gout,
                        const std::vector<Tensor>& gin) {
   BackwardStep s;
   s.entry = i;
@@ -195,15 +193,15 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
   {
     ThreeTokenInputs in = three_token_inputs(device);
     PrimitiveGraph g = primitive_graph(in, v, device);
-    const std::vector<TapeEntry>& entries = g.L.tape()->entries();
-    for (size_t i = g.first_entry; i <= g.L.tape_entry(); ++i) r.tape_listing.push_back(entry_line(i, entries[i], g));
+    const std::vector<std::shared_ptr<Node>> tape = tape_of(g.L);
+    for (size_t i = 0; i < tape.size(); ++i) r.tape_listing.push_back(entry_line(i, *tape[i], g));
     const uint64_t P_id = g.P.id();
     BackwardObserver obs;
-    obs.before = [&](size_t i, const TapeEntry& e, const std::vector<Tensor>& gout) {
+    obs.before = [&](size_t i, const Node& e, const std::vector<Tensor>& gout) {
       ++r.steps;
       if (before) before(make_step(i, e, g, gout, {}));
     };
-    obs.after = [&](size_t i, const TapeEntry& e, const std::vector<Tensor>& gout, const std::vector<Tensor>& gin) {
+    obs.after = [&](size_t i, const Node& e, const std::vector<Tensor>& gout, const std::vector<Tensor>& gin) {
       if (e.outputs.size() == 1 && e.outputs[0].id == P_id) r.dS.tape = gin[0].clone();
       if (after) after(make_step(i, e, g, gout, gin));
     };

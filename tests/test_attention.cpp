@@ -176,8 +176,8 @@ TEST_CASE("attention equals the composed path (matmul, scale, additive mask, sof
 
   Tensor q1 = q0.clone().requires_grad_(), k1 = k0.clone().requires_grad_(), v1 = v0.clone().requires_grad_();
   Tensor o1 = attention(q1, k1, v1, {.mask = comb});
-  REQUIRE(o1.tape()->entries().size() == 1);  // one entry, "attention"
-  CHECK(o1.tape()->entries()[0].op == "attention");
+  REQUIRE(tape_of(o1).size() == 1);  // one node, "attention"
+  CHECK(tape_of(o1)[0]->op == "attention");
   sum(o1 * R).backward();
 
   Tensor q2 = q0.clone().requires_grad_(), k2 = k0.clone().requires_grad_(), v2 = v0.clone().requires_grad_();

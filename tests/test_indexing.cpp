@@ -176,7 +176,7 @@ TEST_CASE("concat backward slices g apart; an input that needs no grad gets an u
   Tensor out = concat({a, c}, 1);
   std::vector<bool> defined;
   BackwardObserver obs;
-  obs.after = [&](size_t, const TapeEntry& e, const std::vector<Tensor>&, const std::vector<Tensor>& gin) {
+  obs.after = [&](size_t, const Node& e, const std::vector<Tensor>&, const std::vector<Tensor>& gin) {
     if (e.op == "concat")
       for (const Tensor& g : gin) defined.push_back(g.defined());
   };

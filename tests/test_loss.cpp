@@ -138,7 +138,7 @@ TEST_CASE("cross_entropy saves the logsumexp (N,) and the logits, and refuses lo
   Tensor x = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::f64).requires_grad_();
   Tensor h = x * 1.0;  // a non-leaf we can write to after the forward
   Tensor loss = cross_entropy(h, index_tensor({0, 2}, {2}));
-  const TapeEntry& e = loss.tape()->entries().back();
+  const Node& e = *loss.grad_fn();
   REQUIRE(e.op == "cross_entropy");
   REQUIRE(e.saved.size() == 3);
   CHECK(e.saved[2].what == "logsumexp");

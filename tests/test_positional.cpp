@@ -128,7 +128,7 @@ TEST_CASE("rope: the backward rotates the gradient by −θ; it saves nothing an
   Tensor x = randn({2, 5, 4}, gen, DType::f64).requires_grad_();
   Tensor g = randn({2, 5, 4}, gen, DType::f64);
   Tensor y = rope(x);
-  const TapeEntry& e = y.tape()->entries()[y.tape_entry()];
+  const Node& e = *y.grad_fn();
   CHECK(e.op == "rope");
   CHECK(e.saved.empty());
   y.backward(g);
