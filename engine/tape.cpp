@@ -32,19 +32,13 @@ bool anomaly_from_environment() {
   }();
   return on;
 }
-
-class GradModeGuard {  // grad mode set to `on` for a scope
- public:
-  explicit GradModeGuard(bool on) : prev_(t_grad_enabled) { t_grad_enabled = on; }
-  ~GradModeGuard() { t_grad_enabled = prev_; }
- private:
-  bool prev_;
-};
 }  // namespace
 
 bool grad_enabled() { return t_grad_enabled; }
 NoGradGuard::NoGradGuard() : prev_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
+GradModeGuard::GradModeGuard(bool on) : prev_(t_grad_enabled) { t_grad_enabled = on; }
+GradModeGuard::~GradModeGuard() { t_grad_enabled = prev_; }
 
 bool anomaly_enabled() { return t_anomaly < 0 ? anomaly_from_environment() : t_anomaly == 1; }
 AnomalyMode::AnomalyMode(bool on) : prev_(t_anomaly) { t_anomaly = on ? 1 : 0; }
@@ -139,7 +133,7 @@ void check_forward(const Node& n, const std::vector<Tensor>& inputs, const std::
 
 void record(std::string op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
             std::vector<SavedTensor> saved, BackwardFn backward, DoubleBackward double_backward,
-            std::source_location where) {
+            Site where) {
   auto node = std::make_shared<Node>();
   node->op = std::move(op);
   node->seq = g_next_seq++;

@@ -14,7 +14,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -32,6 +31,18 @@ class NoGradGuard {
   ~NoGradGuard();
   NoGradGuard(const NoGradGuard&) = delete;
   NoGradGuard& operator=(const NoGradGuard&) = delete;
+ private:
+  bool prev_;
+};
+
+// Grad mode set to `on` for a scope, whatever it was (torch.set_grad_enabled): a function that
+// differentiates inside itself can be called from code running under NoGradGuard.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool on);
+  ~GradModeGuard();
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
  private:
   bool prev_;
 };
@@ -114,7 +125,7 @@ struct Node {
   std::vector<SavedTensor> saved;
   BackwardFn backward;
   DoubleBackward double_backward = DoubleBackward::first_order;
-  std::source_location where;  // the call that recorded it
+  Site where;  // the call that recorded it (the public op's caller)
   bool freed = false;          // backward ran without retain_graph: saved tensors and backward dropped
   // register_hook on a non-leaf output: run on its whole gradient before this node's backward.
   std::vector<std::pair<uint32_t, std::function<Tensor(const Tensor&)>>> hooks;
@@ -145,8 +156,7 @@ SavedTensor save(const Tensor& t, std::string what);
 // Under anomaly mode, checks the outputs for NaN/Inf made from finite inputs.
 void record(std::string op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
             std::vector<SavedTensor> saved, BackwardFn backward,
-            DoubleBackward double_backward = DoubleBackward::first_order,
-            std::source_location where = std::source_location::current());
+            DoubleBackward double_backward = DoubleBackward::first_order, Site where = Site::current());
 
 // ---------------------------------------------------------------- backward
 

@@ -160,6 +160,7 @@ Tensor full(const Shape& shape, double v, DType t, Device d) {
 Tensor zeros(const Shape& shape, DType t, Device d) { return full(shape, 0.0, t, d); }
 Tensor ones(const Shape& shape, DType t, Device d) { return full(shape, 1.0, t, d); }
 Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype(), x.device()); }
+Tensor ones_like(const Tensor& x) { return ones(x.shape(), x.dtype(), x.device()); }
 Tensor scalar(double v, DType t) { return full({}, v, t); }
 
 Tensor tensor(const std::vector<double>& values, const Shape& shape, DType t) {

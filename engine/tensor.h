@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ namespace hg {
 
 struct Node;
 class Tensor;
+
+// Where an op was called from. Each public op takes `Site where = Site::current()` as its last
+// parameter, which the compiler fills in with the caller's file and line; the graph keeps it so
+// that anomaly mode can name the line that made a NaN.
+using Site = std::source_location;
 
 // A gradient hook: sees a tensor's gradient as backward passes it; returns a replacement, or an
 // undefined Tensor to keep the gradient as it is.
@@ -144,6 +150,7 @@ Tensor zeros(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
 Tensor ones(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
 Tensor full(const Shape& shape, double v, DType t = DType::f32, Device d = Device::cpu);
 Tensor zeros_like(const Tensor& x);
+Tensor ones_like(const Tensor& x);
 Tensor tensor(const std::vector<double>& values, const Shape& shape, DType t = DType::f32);
 Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape);  // i64
 Tensor bool_tensor(const std::vector<bool>& values, const Shape& shape);     // b8

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "engine/backend.h"
 #include "engine/error.h"
@@ -17,10 +18,28 @@ namespace hg {
 
 namespace {
 
-// Record a single-input, single-output op if needed and return its output.
+// Record a single-input, single-output op if needed and return its output. Every backward here
+// is itself a view or copy of the gradient, made of recorded ops: differentiable again.
 Tensor recorded(const char* op, const Tensor& in, Tensor out, BackwardFn fn) {
-  if (should_record({in})) record(op, {in}, {out}, {}, std::move(fn));
+  if (should_record({in})) record(op, {in}, {out}, {}, std::move(fn), DoubleBackward::composed);
   return out;
+}
+
+// The backward of slice and select: the gradient g placed, where `read` reads, into zeros of the
+// base's shape. It is linear in g, so its own backward reads the same place of its incoming
+// gradient; recorded (under create_graph) as "<op>_backward".
+Tensor place_in_zeros(const char* op, const Tensor& g, const Shape& base_shape,
+                      const std::function<Tensor(const Tensor&)>& read) {
+  Tensor gin = zeros(base_shape, g.dtype(), g.device());
+  {
+    NoGradGuard ng;
+    read(gin).copy_(g);
+  }
+  if (should_record({g}))
+    record(fmt::format("{}_backward", op), {g}, {gin}, {}, [read](const std::vector<Tensor>& gg, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{read(gg[0])};
+    }, DoubleBackward::composed);
+  return gin;
 }
 
 }  // namespace
@@ -74,12 +93,8 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
   Tensor out = make_view(*this, shp, st, offset() + start * strides()[d]);
   // backward: the slice's gradient lands in its place in a zero tensor of the base's shape
   Shape base_shape = shape();
-  DType t = dtype();
-  Device dev = device();
   return recorded("slice", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-    Tensor gin = zeros(base_shape, t, dev);
-    gin.slice(d, start, end, step).copy_(g[0]);
-    return std::vector<Tensor>{gin};
+    return std::vector<Tensor>{place_in_zeros("slice", g[0], base_shape, [=](const Tensor& b) { return b.slice(d, start, end, step); })};
   });
 }
 
@@ -96,12 +111,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   st.erase(st.begin() + d);
   Tensor out = make_view(*this, shp, st, offset() + i * strides()[d]);
   Shape base_shape = shape();
-  DType t = dtype();
-  Device dev = device();
   return recorded("select", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-    Tensor gin = zeros(base_shape, t, dev);
-    gin.select(d, i).copy_(g[0]);
-    return std::vector<Tensor>{gin};
+    return std::vector<Tensor>{place_in_zeros("select", g[0], base_shape, [=](const Tensor& b) { return b.select(d, i); })};
   });
 }
 

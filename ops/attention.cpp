@@ -24,6 +24,7 @@
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/cpu_map.h"
+#include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/softmax.h"
 
@@ -382,11 +383,34 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
 
 }  // namespace
 
+// The backward for create_graph: the formulas of attention_backward written with recorded ops
+// (matmul, the row rule softmax_backward — itself twice differentiable), on weights P recomputed
+// from the given q, k, v so that P's own dependence on q and k is on the graph too. The scale and
+// mask enter as S = (Q Kᵀ) · scale + M, with M = the mask rule applied to zeros: 0 where visible,
+// the additive value, or −inf where hidden (the same function as the forward's, so the same rule).
+Backward composed_backward(const Problem& p, const Tensor& dO, bool need_q, bool need_k, bool need_v) {
+  Tensor M = zeros(with_last2(p.batch, p.Tq, p.Tk), p.q.dtype(), p.q.device());  // (batch..., Tq, Tk)
+  {
+    NoGradGuard ng;
+    if (M.device() == Device::cuda) require_cuda("attention").attention_scale_mask(M, p.scale, p.causal, p.mask);
+    else dispatch_float(M.dtype(), "attention", [&]<typename T>() { scale_and_mask<T>(p, M); });
+  }
+  Tensor P = softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1);
+  Backward b;
+  if (need_v) b.dV = matmul(P.transpose(-2, -1), dO);
+  if (!need_q && !need_k) return b;
+  b.dP = matmul(dO, p.v.transpose(-2, -1));
+  b.dS = softmax_backward(P, b.dP);
+  if (need_q) b.dQ = mul(matmul(b.dS, p.k), p.scale);
+  if (need_k) b.dK = mul(matmul(b.dS.transpose(-2, -1), p.q), p.scale);
+  return b;
+}
+
 // What it saves: Q, K, V (detached aliases, checked for in-place writes) and the weights P
 // (batch..., Tq, Tk) — P carries the mask (0 where hidden), so the mask itself is not kept.
 // FlashAttention saves only the row log-sum-exp and recomputes P; here P is kept so the
 // backward is exactly the formulas above, with no second softmax.
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts) {
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts, Site where) {
   Problem p = prepare("attention", q, k, v, opts);
   // On CUDA the op-by-op path runs: its gemms are cuBLAS and its rows the kernels of cuda/rows.cu.
   const bool fused = q.device() == Device::cpu && fits_blas(p) && p.Tq > 0 && p.Tk > 0 && p.dk > 0 && p.dv > 0 && shape_numel(p.batch) > 0;
@@ -398,8 +422,8 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   if (should_record({q, k, v})) {
     const bool nq = q.requires_grad(), nk = k.requires_grad(), nv = v.requires_grad();
     const Shape sq = q.shape(), sk = k.shape(), sv = v.shape();
-    Problem shapes = p;  // keep only what backward needs: the geometry and the scale
-    shapes.q = shapes.k = shapes.v = shapes.mask = Tensor();
+    Problem shapes = p;  // keep only what backward needs: the geometry, the scale, the mask
+    shapes.q = shapes.k = shapes.v = Tensor();  // (the mask only for create_graph's recomputed P)
     record("attention", {q, k, v}, {f.O},
            {save(q, "query Q"), save(k, "key K"), save(v, "value V"), save(f.P, "attention weights P")},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
@@ -407,11 +431,12 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
              pb.q = expand(s[0], with_last2(pb.batch, pb.Tq, pb.dk));
              pb.k = expand(s[1], with_last2(pb.batch, pb.Tk, pb.dk));
              pb.v = expand(s[2], with_last2(pb.batch, pb.Tk, pb.dv));
-             Backward b = fused ? fused_backward(pb, s[3], g[0], nq, nk, nv)
-                                : attention_backward(pb, s[3], g[0], nq, nk, nv);
+             Backward b = grad_enabled() ? composed_backward(pb, g[0], nq, nk, nv)
+                          : fused         ? fused_backward(pb, s[3], g[0], nq, nk, nv)
+                                          : attention_backward(pb, s[3], g[0], nq, nk, nv);
              return std::vector<Tensor>{nq ? sum_to(b.dQ, sq) : Tensor(), nk ? sum_to(b.dK, sk) : Tensor(),
                                         nv ? sum_to(b.dV, sv) : Tensor()};
-           });
+           }, DoubleBackward::composed, where);
   }
   return f.O;
 }

@@ -29,7 +29,7 @@ struct AttentionOptions {
 
 // Q (..., Tq, dk), K (..., Tk, dk), V (..., Tk, dv); leading dimensions must match (after
 // broadcasting). Gradients flow to Q, K and V; masks are constants.
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts = {});
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts = {}, Site where = Site::current());
 
 // Every intermediate of the forward and the hand-written backward, for labs and tests.
 struct AttentionTrace {

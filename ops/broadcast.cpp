@@ -49,14 +49,14 @@ void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b) {
 
 // forward: out[i] = x[broadcast(i)]  (a view; stride 0 on broadcast dimensions)
 // backward: every out element that read x[j] sends its gradient back to x[j]: dx = sum_to(dout)
-Tensor expand(const Tensor& x, const Shape& to) {
+Tensor expand(const Tensor& x, const Shape& to, Site where) {
   if (x.shape() == to) return x;
   Tensor out = make_view(x, to, broadcast_strides("expand", x, to), x.offset());
   if (should_record({x})) {
     Shape from = x.shape();
     record("expand", {x}, {out}, {}, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], from)};
-    });
+    }, DoubleBackward::composed, where);
   }
   return out;
 }

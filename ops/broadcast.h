@@ -11,7 +11,7 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
 Shape broadcast_strides(const char* op, const Tensor& x, const Shape& to);
 
 // A view of x with shape `to` (broadcast dimensions get stride 0). Backward: sum_to(g, x.shape).
-Tensor expand(const Tensor& x, const Shape& to);
+Tensor expand(const Tensor& x, const Shape& to, Site where = Site::current());
 // Sum g over the dimensions that broadcasting added or stretched, giving shape `to`.
 Tensor sum_to(const Tensor& g, const Shape& to);
 

@@ -39,24 +39,24 @@ Tensor map2(const char* op, BinaryOp kind, const Tensor& a, const Tensor& b, F f
 // ---------------------------------------------------------------- add, sub
 // out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
 
-Tensor add(const Tensor& a, const Tensor& b) {
+Tensor add(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2("add", BinaryOp::add, a, b, [](auto x, auto y) { return x + y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("add", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], sa), sum_to(g[0], sb)};
-    });
+    }, DoubleBackward::composed, where);
   }
   return out;
 }
 
-Tensor sub(const Tensor& a, const Tensor& b) {
+Tensor sub(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2("sub", BinaryOp::sub, a, b, [](auto x, auto y) { return x - y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("sub", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], sa), neg(sum_to(g[0], sb))};
-    });
+    }, DoubleBackward::composed, where);
   }
   return out;
 }
@@ -65,7 +65,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 // out = a * b  =>  da = sum_to(g * b), db = sum_to(g * a)          saves a, b
 // out = a / b  =>  da = sum_to(g / b), db = sum_to(-g * a / b^2)   saves a, b
 
-Tensor mul(const Tensor& a, const Tensor& b) {
+Tensor mul(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2("mul", BinaryOp::mul, a, b, [](auto x, auto y) { return x * y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
@@ -74,12 +74,12 @@ Tensor mul(const Tensor& a, const Tensor& b) {
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{ga ? sum_to(mul(g[0], s[1]), sa) : Tensor(),
                                         gb ? sum_to(mul(g[0], s[0]), sb) : Tensor()};
-           });
+           }, DoubleBackward::composed, where);
   }
   return out;
 }
 
-Tensor div(const Tensor& a, const Tensor& b) {
+Tensor div(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2("div", BinaryOp::div, a, b, [](auto x, auto y) { return x / y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
@@ -88,7 +88,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{ga ? sum_to(div(g[0], s[1]), sa) : Tensor(),
                                         gb ? sum_to(neg(div(mul(g[0], s[0]), mul(s[1], s[1]))), sb) : Tensor()};
-           });
+           }, DoubleBackward::composed, where);
   }
   return out;
 }
@@ -96,126 +96,156 @@ Tensor div(const Tensor& a, const Tensor& b) {
 // ---------------------------------------------------------------- with a scalar
 // out = a + s => da = g;  out = a * s => da = g * s;  out = s - a => da = -g;  out = s / a => da = -g * s / a^2
 
-Tensor add(const Tensor& a, double s) {
+Tensor add(const Tensor& a, double s, Site where) {
   Tensor out = map1("add_scalar", UnaryOp::add_scalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
     record("add_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0]};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
-Tensor mul(const Tensor& a, double s) {
+Tensor mul(const Tensor& a, double s, Site where) {
   Tensor out = map1("mul_scalar", UnaryOp::mul_scalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
     record("mul_scalar", {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{mul(g[0], s)};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
-Tensor rsub(const Tensor& a, double s) {
+Tensor rsub(const Tensor& a, double s, Site where) {
   Tensor out = map1("rsub_scalar", UnaryOp::rsub_scalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
     record("rsub_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
-Tensor rdiv(const Tensor& a, double s) {
+Tensor rdiv(const Tensor& a, double s, Site where) {
   Tensor out = map1("rdiv_scalar", UnaryOp::rdiv_scalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record("rdiv_scalar", {a}, {out}, {save(a, "denominator a")},
            [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
              return std::vector<Tensor>{mul(div(g[0], mul(sv[0], sv[0])), -s)};
-           });
+           }, DoubleBackward::composed, where);
   return out;
 }
 
 // ---------------------------------------------------------------- unary
 
-Tensor neg(const Tensor& x) {
+Tensor neg(const Tensor& x, Site where) {
   Tensor out = map1("neg", UnaryOp::neg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
     record("neg", {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
 // out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
-Tensor exp(const Tensor& x) {
+Tensor exp(const Tensor& x, Site where) {
   Tensor out = map1("exp", UnaryOp::exp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
     record("exp", {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], s[0])};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
 // out = ln x  =>  dx = g / x
-Tensor log(const Tensor& x) {
+Tensor log(const Tensor& x, Site where) {
   Tensor out = map1("log", UnaryOp::log, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
     record("log", {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], s[0])};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
 // out = x^p  =>  dx = g * p * x^(p-1)
-Tensor pow(const Tensor& x, double p) {
+Tensor pow(const Tensor& x, double p, Site where) {
   Tensor out = map1("pow", UnaryOp::pow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
     record("pow", {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
 // out = sqrt(x)  =>  dx = g / (2 out)
-Tensor sqrt(const Tensor& x) {
+Tensor sqrt(const Tensor& x, Site where) {
   Tensor out = map1("sqrt", UnaryOp::sqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
     record("sqrt", {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
-// out = max(x, 0)  =>  dx = g * [x > 0]
-Tensor relu(const Tensor& x) {
+// The three ops below have a fused backward kernel for speed. Under create_graph (grad mode on
+// inside backward) they take the same formula written with recorded ops instead, so the gradient
+// can be differentiated again; tests hold the two paths to each other through gradgradcheck.
+
+// out = max(x, 0)  =>  dx = g * [x > 0]; the step [x > 0] is piecewise constant: its own derivative is 0.
+Tensor relu(const Tensor& x, Site where) {
   Tensor out = map1("relu", UnaryOp::relu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   if (should_record({x}))
     record("relu", {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("relu_backward", BinaryOp::relu_backward, g[0], s[0], [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); })};
-    });
+      auto step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); };
+      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], map2("relu_backward", BinaryOp::relu_backward, ones_like(s[0]), s[0], step))};
+      return std::vector<Tensor>{map2("relu_backward", BinaryOp::relu_backward, g[0], s[0], step)};
+    }, DoubleBackward::composed, where);
   return out;
 }
 
 // out = tanh x  =>  dx = g * (1 - out^2)
-Tensor tanh(const Tensor& x) {
+Tensor tanh(const Tensor& x, Site where) {
   Tensor out = map1("tanh", UnaryOp::tanh, 0, x, [](auto v) { return std::tanh(v); });
   if (should_record({x}))
     record("tanh", {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], rsub(mul(s[0], s[0]), 1.0))};
       return std::vector<Tensor>{map2("tanh_backward", BinaryOp::tanh_backward, g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
-    });
+    }, DoubleBackward::composed, where);
   return out;
 }
 
+namespace {
+
+// g * gelu'(x) with gelu'(x) = Phi(x) + x phi(x), one fused pass.
+Tensor gelu_backward_kernel(const Tensor& g, const Tensor& x) {
+  return map2("gelu_backward", BinaryOp::gelu_backward, g, x, [](auto gv, auto xv) {
+    double v = static_cast<double>(xv);
+    double cdf = 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2));
+    double pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
+    return gv * static_cast<decltype(gv)>(cdf + v * pdf);
+  });
+}
+
+// gelu'(x) as a recorded op, for create_graph. Its derivative, by the product rule with phi' = -x phi:
+//   d/dx (Phi + x phi) = phi + phi - x^2 phi = phi(x) (2 - x^2)          saves x
+Tensor gelu_slope(const Tensor& x, Site where) {
+  Tensor slope = gelu_backward_kernel(ones_like(x), x);
+  if (should_record({x}))
+    record("gelu_slope", {x}, {slope}, {save(x, "gelu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      Tensor x2 = mul(s[0], s[0]);
+      Tensor phi = mul(exp(mul(x2, -0.5)), 1.0 / std::sqrt(2 * std::numbers::pi));
+      return std::vector<Tensor>{mul(g[0], mul(phi, rsub(x2, 2.0)))};
+    }, DoubleBackward::composed, where);
+  return slope;
+}
+
+}  // namespace
+
 // out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
-Tensor gelu(const Tensor& x) {
+Tensor gelu(const Tensor& x, Site where) {
   Tensor out = map1("gelu", UnaryOp::gelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   if (should_record({x}))
-    record("gelu", {x}, {out}, {save(x, "gelu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("gelu_backward", BinaryOp::gelu_backward, g[0], s[0], [](auto gv, auto xv) {
-        double v = static_cast<double>(xv);
-        double cdf = 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2));
-        double pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
-        return gv * static_cast<decltype(gv)>(cdf + v * pdf);
-      })};
-    });
+    record("gelu", {x}, {out}, {save(x, "gelu input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], gelu_slope(s[0], where))};
+      return std::vector<Tensor>{gelu_backward_kernel(g[0], s[0])};
+    }, DoubleBackward::composed, where);
   return out;
 }
 

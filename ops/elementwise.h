@@ -1,31 +1,33 @@
 // ops/elementwise.h — elementwise ops with numpy broadcasting (float32 / float64).
 // Forward kernels and hand-derived backward rules are in ops/elementwise.cpp.
+// Every op ends with `Site where`, defaulted to the caller's line (the operators below pass on
+// their own line instead).
 #pragma once
 #include "engine/tensor.h"
 
 namespace hg {
 
 // Binary, broadcasting.
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, const Tensor& b, Site where = Site::current());
+Tensor sub(const Tensor& a, const Tensor& b, Site where = Site::current());
+Tensor mul(const Tensor& a, const Tensor& b, Site where = Site::current());
+Tensor div(const Tensor& a, const Tensor& b, Site where = Site::current());
 
 // With a scalar.
-Tensor add(const Tensor& a, double s);
-Tensor mul(const Tensor& a, double s);
-Tensor rsub(const Tensor& a, double s);  // s - a
-Tensor rdiv(const Tensor& a, double s);  // s / a
+Tensor add(const Tensor& a, double s, Site where = Site::current());
+Tensor mul(const Tensor& a, double s, Site where = Site::current());
+Tensor rsub(const Tensor& a, double s, Site where = Site::current());  // s - a
+Tensor rdiv(const Tensor& a, double s, Site where = Site::current());  // s / a
 
 // Unary.
-Tensor neg(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor pow(const Tensor& x, double p);
-Tensor sqrt(const Tensor& x);
-Tensor relu(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor gelu(const Tensor& x);  // exact: x * Phi(x), Phi the standard normal CDF (PyTorch's default)
+Tensor neg(const Tensor& x, Site where = Site::current());
+Tensor exp(const Tensor& x, Site where = Site::current());
+Tensor log(const Tensor& x, Site where = Site::current());
+Tensor pow(const Tensor& x, double p, Site where = Site::current());
+Tensor sqrt(const Tensor& x, Site where = Site::current());
+Tensor relu(const Tensor& x, Site where = Site::current());
+Tensor tanh(const Tensor& x, Site where = Site::current());
+Tensor gelu(const Tensor& x, Site where = Site::current());  // exact: x * Phi(x), Phi the standard normal CDF (PyTorch's default)
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }

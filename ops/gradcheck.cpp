@@ -137,6 +137,42 @@ GradcheckReport gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, 
   return rep;
 }
 
+GradcheckReport gradgradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& o) {
+  Tensor out0;
+  {
+    NoGradGuard ng;
+    out0 = f(inputs);
+  }
+  if (!out0.defined()) fail("gradgradcheck", "the function returned an undefined tensor");
+  Generator gen(o.seed + 1);
+  std::vector<size_t> wrt;  // the inputs that require grad
+  std::vector<Tensor> W;    // one fixed random weight per such input, on the host
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].defined() && inputs[k].requires_grad()) {
+      wrt.push_back(k);
+      W.push_back(randn(inputs[k].shape(), gen, DType::f64));
+    }
+  if (wrt.empty()) fail("gradgradcheck", "no input requires grad; mark the inputs to check with requires_grad_()");
+  TensorFn h = [f, wrt, W](const std::vector<Tensor>& xs) {
+    GradModeGuard on(true);  // h differentiates inside, also when gradcheck evaluates it without grad
+    std::vector<Tensor> x(xs.begin(), xs.end() - 1);
+    const Tensor& R = xs.back();
+    std::vector<Tensor> targets;
+    for (size_t k : wrt) targets.push_back(x[k]);
+    std::vector<Tensor> g = grad({sum(mul(f(x), R))}, targets, {}, {.create_graph = true, .allow_unused = true});
+    Tensor total;
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (!g[i].defined()) continue;  // this input does not reach the output: its gradient is 0
+      Tensor term = sum(mul(g[i], W[i].to(g[i].device())));
+      total = total.defined() ? add(total, term) : term;
+    }
+    return total.defined() ? total : zeros({}, DType::f64, R.device());
+  };
+  std::vector<Tensor> hx = inputs;
+  hx.push_back(randn(out0.shape(), gen, DType::f64).to(out0.device()).requires_grad_());  // R
+  return gradcheck(h, hx, o);
+}
+
 Tensor numeric_gradient(const TensorFn& f, const std::vector<Tensor>& inputs, size_t which, double eps) {
   if (which >= inputs.size()) fail("numeric_gradient", "input {} of {}", which, inputs.size());
   const Tensor& x = inputs[which];

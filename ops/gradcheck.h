@@ -50,6 +50,15 @@ struct GradcheckReport {
 // belongs on x[0].device(), or is better passed in as an input that does not require grad.
 GradcheckReport gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {});
 
+// The second-order check (torch.autograd.gradgradcheck): checks that the backward of f is itself
+// differentiated correctly, by running gradcheck on the function
+//   h(x, R) = Σ_k < dL/dx_k , W_k >,   L = < f(x), R >,   dL/dx_k computed by grad(create_graph)
+// with fixed random W_k. R, the gradient flowing into f's backward, is an input of h too, so the
+// backward is checked along its incoming gradient as well as along x. Same tolerances and
+// layouts as gradcheck. An op whose backward cannot be differentiated throws an hg::Error that
+// says "double backward of <op> is not implemented".
+GradcheckReport gradgradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {});
+
 // Central-difference gradient of a scalar-valued f with respect to inputs[which] (float64),
 // for labs that show "finite differences" beside the formula and the tape. It runs where the
 // inputs are (f is evaluated on them as given) and returns the gradient on inputs[which]'s device.

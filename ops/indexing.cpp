@@ -49,7 +49,7 @@ bool broadcasts_to(const Shape& s, const Shape& to) {
 // backward: dx[i] = mask[i] ? 0 : g[i]           — a filled element no longer depends on x.
 // Saves the mask (b8, x's broadcast); the backward is masked_fill(g, mask, 0) itself.
 
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where) {
   const char* op = "masked_fill";
   require_defined(op, x, "input x");
   require_defined(op, mask, "mask");
@@ -81,7 +81,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   if (should_record({x})) {
     record(op, {x, mask}, {out}, {save(mask, "mask")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{masked_fill(g[0], s[0], 0.0), Tensor()};
-    });
+    }, DoubleBackward::composed, where);
   }
   return out;
 }
@@ -92,7 +92,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 // — each output element came from exactly one of a, b; sum_to folds broadcast reads back.
 // Saves cond; the backward is where() itself against a 0-d zero.
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   const char* op = "where";
   require_defined(op, cond, "condition");
   require_defined(op, a, "input a");
@@ -134,7 +134,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
              Tensor zero = zeros({}, g[0].dtype(), g[0].device());
              return std::vector<Tensor>{Tensor(), ga ? sum_to(where(s[0], g[0], zero), shape_a) : Tensor(),
                                         gb ? sum_to(where(s[0], zero, g[0]), shape_b) : Tensor()};
-           });
+           }, DoubleBackward::composed, site);
   }
   return out;
 }
@@ -145,7 +145,23 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 // — a row read k times receives the sum of its k gradients (scatter-add, `+=`: rows fan out).
 // Saves the indices (i64), which say where each gradient row goes; the weight is not needed.
 
-Tensor embedding(const Tensor& weight, const Tensor& indices) {
+namespace {
+
+// Under create_graph, embedding's gradient dweight (already summed by the kernel) is recorded as
+// an op of g. It is linear in g: dweight[v] = Σ_{p: idx[p] = v} g[p], so its own backward reads
+// row idx[p] of the incoming gradient for each position p — embedding itself. Saves the indices.
+Tensor recorded_scatter(const Tensor& g, const Tensor& indices, const Tensor& dweight) {
+  if (should_record({g}))
+    record("embedding_backward", {g, indices}, {dweight}, {save(indices, "indices")},
+           [](const std::vector<Tensor>& gg, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{embedding(gg[0], s[0]), Tensor()};
+           }, DoubleBackward::composed);
+  return dweight;
+}
+
+}  // namespace
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
   const char* op = "embedding";
   require_defined(op, weight, "weight");
   require_defined(op, indices, "indices");
@@ -161,8 +177,13 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
     Tensor out = require_cuda(op).embedding(weight.detach(), indices);
     if (should_record({weight}))
       record(op, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-        return std::vector<Tensor>{require_cuda("embedding backward").embedding_backward(g[0], s[0], V), Tensor()};
-      });
+        Tensor dweight;
+        {
+          NoGradGuard ng;
+          dweight = require_cuda("embedding backward").embedding_backward(g[0], s[0], V);
+        }
+        return std::vector<Tensor>{recorded_scatter(g[0], s[0], dweight), Tensor()};
+      }, DoubleBackward::composed, where);
     return out;
   }
   const std::vector<int64_t> ids = indices.to_int_vector();  // row-major over indices' shape
@@ -202,8 +223,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
                    for (int64_t j = j0; j < j1; ++j) dw[rows[p] * d + j] += gp[static_cast<int64_t>(p) * d + j];
                });
              });
-             return std::vector<Tensor>{dweight, Tensor()};
-           });
+             return std::vector<Tensor>{recorded_scatter(g[0], s[0], dweight), Tensor()};
+           }, DoubleBackward::composed, where);
   }
   return out;
 }
@@ -213,7 +234,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
 // backward: dxs[k] = g[..., o_k : o_k + n_k, ...]         — each piece of g goes back to its input.
 // Saves nothing: the offsets and sizes are enough.
 
-Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
+Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
   const char* op = "concat";
   if (xs.empty()) fail(op, "needs at least one tensor, got an empty list");
   for (size_t k = 0; k < xs.size(); ++k)
@@ -260,7 +281,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
       for (size_t k = 0; k < offsets.size(); ++k)
         dxs.push_back(needs[k] ? g[0].slice(dim, offsets[k], offsets[k] + sizes[k]) : Tensor());
       return dxs;
-    });
+    }, DoubleBackward::composed, where);
   }
   return out;
 }
@@ -274,7 +295,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
 // (for the fused qkv of an attention block: three x-sized zero fills, copies and two sums).
 // Saves nothing: the offsets and sizes are enough.
 
-std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim, Site where) {
   const char* op = "split";
   require_defined(op, x, "input x");
   if (x.dim() == 0) fail(op, "cannot split a 0-d tensor ({})", x.describe());
@@ -302,15 +323,16 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
     const DType t = x.dtype();
     const Device dev = x.device();
     record(op, {x}, pieces, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      if (grad_enabled()) return std::vector<Tensor>{concat(g, dim)};  // create_graph: the same, recorded
       Tensor dx = empty(shape, t, dev);  // (shape of x), every element written below
       for (size_t k = 0; k < sizes.size(); ++k) dx.slice(dim, offsets[k], offsets[k] + sizes[k]).copy_(g[k]);
       return std::vector<Tensor>{dx};
-    });
+    }, DoubleBackward::composed, where);
   }
   return pieces;
 }
 
-std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim, Site where) {
   const char* op = "chunk";
   require_defined(op, x, "input x");
   if (x.dim() == 0) fail(op, "cannot chunk a 0-d tensor ({})", x.describe());
@@ -326,7 +348,7 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
     const int64_t piece = (n + chunks - 1) / chunks;
     for (int64_t off = 0; off < n; off += piece) sizes.push_back(std::min(piece, n - off));
   }
-  return split(x, sizes, dim);
+  return split(x, sizes, dim, where);
 }
 
 }  // namespace hg

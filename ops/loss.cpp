@@ -20,16 +20,38 @@
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/cpu_map.h"
+#include "ops/elementwise.h"
+#include "ops/softmax.h"
 
 namespace hg {
 
 namespace {
 
+// The backward written with recorded ops, for create_graph (the fused kernels below are the fast
+// path of the same formula): dlogits = g (P ∘ keep − onehot(t)) / n, P = softmax(x), keep the
+// kept rows. onehot and keep are constants built on the host from the targets.
+Tensor cross_entropy_backward_composed(const Tensor& x, const Tensor& targets, int64_t ignore_index, const Tensor& g) {
+  const std::vector<int64_t> t = targets.to_int_vector();
+  const int64_t C = x.size(-1), N = static_cast<int64_t>(t.size());
+  Tensor onehot = zeros({N, C}, x.dtype()), keep = zeros({N, 1}, x.dtype());
+  int64_t n = 0;
+  for (int64_t r = 0; r < N; ++r)
+    if (t[r] != ignore_index) {
+      onehot.set_flat(r * C + t[r], 1.0);
+      keep.set_flat(r, 1.0);
+      ++n;
+    }
+  if (n == 0) return zeros(x.shape(), x.dtype(), x.device());
+  Tensor P = softmax(x.reshape({N, C}), -1);
+  Tensor d = sub(mul(P, keep.to(x.device())), onehot.to(x.device()));
+  return mul(d, mul(g, 1.0 / static_cast<double>(n))).reshape(x.shape());
+}
+
 // The same loss and backward on a CUDA tensor, without the host waiting for the device: the
 // kernels (cuda/rows.cu) check the targets and the NaN rule on the device and report them at the
 // next copy to the host (engine/backend.h), and the count of kept rows stays on the device, where
 // the backward kernel reads it with the incoming gradient.
-Tensor cross_entropy_cuda(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+Tensor cross_entropy_cuda(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Site where) {
   const char* op = "cross_entropy";
   Tensor lse, n_kept;
   Tensor out = require_cuda(op).cross_entropy(logits.detach(), targets, ignore_index, &lse, &n_kept);
@@ -37,10 +59,11 @@ Tensor cross_entropy_cuda(const Tensor& logits, const Tensor& targets, int64_t i
     record(op, {logits, targets}, {out},
            {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp"), save(n_kept, "kept-row count")},
            [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             if (grad_enabled()) return std::vector<Tensor>{cross_entropy_backward_composed(s[0], s[1], ignore_index, g[0]), Tensor()};
              return std::vector<Tensor>{
                  require_cuda("cross_entropy backward").cross_entropy_backward(s[0], s[1], s[2], ignore_index, g[0], s[3]),
                  Tensor()};
-           });
+           }, DoubleBackward::composed, where);
   }
   return out;
 }
@@ -53,7 +76,7 @@ Tensor cross_entropy_cuda(const Tensor& logits, const Tensor& targets, int64_t i
 // otherwise lose digits), the exponentials in the logits' dtype (exp_fast, ops/cpu_map.h: a
 // vectorised exp within 2 ulp in float32, std::exp in float64); lse is stored in the logits' dtype.
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Site where) {
   const char* op = "cross_entropy";
   if (!logits.defined() || !targets.defined()) fail(op, "logits and targets must both be defined tensors");
   if (logits.dim() == 0)
@@ -71,7 +94,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   if (targets.device() != logits.device())
     fail(op, "targets {} are on {} but logits {} are on {}; move the targets with .to(Device::{})", targets.describe(),
          device_name(targets.device()), logits.describe(), device_name(logits.device()), device_name(logits.device()));
-  if (logits.device() == Device::cuda) return cross_entropy_cuda(logits, targets, ignore_index);
+  if (logits.device() == Device::cuda) return cross_entropy_cuda(logits, targets, ignore_index, where);
 
   const std::vector<int64_t> t = targets.to_int_vector();  // (N,)
   const int64_t N = static_cast<int64_t>(t.size());
@@ -130,6 +153,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     const DType dt = logits.dtype();
     record(op, {logits, targets}, {out}, {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp")},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             if (grad_enabled()) return std::vector<Tensor>{cross_entropy_backward_composed(s[0], s[1], ignore_index, g[0]), Tensor()};
              if (n_kept == 0) return std::vector<Tensor>{zeros(shape, dt), Tensor()};
              Tensor dlogits = empty(shape, dt);  // (..., C), every row written below
              const double scale = g[0].item() / static_cast<double>(n_kept);
@@ -154,7 +178,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                });
              });
              return std::vector<Tensor>{dlogits, Tensor()};
-           });
+           }, DoubleBackward::composed, where);
   }
   return out;
 }

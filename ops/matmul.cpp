@@ -198,7 +198,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
 // slices, so its gradient is the sum of theirs: sum_to(·, its shape). A 1-D operand was a
 // (1, k) row or (k, 1) column with that dimension dropped from C: put it back in G, then drop it
 // from the gradient again. Saves b when a needs a gradient and a when b does (nothing else).
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
   if (a.dim() == 0 || b.dim() == 0)
     fail("matmul", "{} @ {}: a 0-d operand has no matrix dimension; scale by a scalar with mul() instead",
          a.describe(), b.describe());
@@ -254,7 +254,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         }
       }
       return std::vector<Tensor>{da, db};
-    });
+    }, DoubleBackward::composed, where);
   }
   return out;
 }

@@ -151,7 +151,7 @@ void check_rope(const char* op, const Tensor& x, double base) {
 // Saves nothing: R_θ depends only on T, d_h, base and the first position, all of which the
 // backward closure holds as numbers; the tables are recomputed (T · d_h/2 cos/sin pairs,
 // negligible beside the B · H · T · d_h rotations).
-Tensor rotate(const char* op, const Tensor& x, int64_t start, double base, int direction) {
+Tensor rotate(const char* op, const Tensor& x, int64_t start, double base, int direction, Site where) {
   check_rope(op, x, base);
   Tensor out = x.device() == Device::cuda ? require_cuda(op).rope(x.detach(), start, base, direction)
                                           : dispatch_float(x.dtype(), op, [&]<typename T>() {
@@ -160,19 +160,19 @@ Tensor rotate(const char* op, const Tensor& x, int64_t start, double base, int d
     return y;
   });
   if (should_record({x}))
-    record(op, {x}, {out}, {}, [start, base, direction](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-      return std::vector<Tensor>{rotate(direction > 0 ? "rope backward" : "rope", g[0], start, base, -direction)};
-    });
+    record(op, {x}, {out}, {}, [start, base, direction, where](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{rotate(direction > 0 ? "rope backward" : "rope", g[0], start, base, -direction, where)};
+    }, DoubleBackward::composed, where);
   return out;
 }
 
 }  // namespace
 
-Tensor rope(const Tensor& x, double base) { return rotate("rope", x, 0, base, +1); }
+Tensor rope(const Tensor& x, double base, Site where) { return rotate("rope", x, 0, base, +1, where); }
 
-Tensor rope_at(const Tensor& x, int64_t start, double base) {
+Tensor rope_at(const Tensor& x, int64_t start, double base, Site where) {
   if (start < 0) fail("rope_at", "the first position must be >= 0, got {} (x {})", start, x.describe());
-  return rotate("rope_at", x, start, base, +1);
+  return rotate("rope_at", x, start, base, +1, where);
 }
 
 // ---------------------------------------------------------------- alibi_bias

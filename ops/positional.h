@@ -8,11 +8,11 @@ namespace hg {
 // (x_2i, x_2i+1) is rotated by angle θ = t · base^(−2i/d_h):
 //   y_2i = x_2i cos θ − x_2i+1 sin θ,   y_2i+1 = x_2i sin θ + x_2i+1 cos θ.
 // d_h must be even. Positions are 0..T-1. Backward: rotate the gradient by −θ.
-Tensor rope(const Tensor& x, double base = 10000.0);
+Tensor rope(const Tensor& x, double base = 10000.0, Site where = Site::current());
 
 // The same rotation with positions start..start+T-1 instead of 0..T-1 (a suffix of a longer
 // sequence, e.g. decoding with a key/value cache). rope(x, base) == rope_at(x, 0, base).
-Tensor rope_at(const Tensor& x, int64_t start, double base = 10000.0);
+Tensor rope_at(const Tensor& x, int64_t start, double base = 10000.0, Site where = Site::current());
 
 // ALiBi's additive score bias (H, T, T): slope_h · (j − i) for key j <= query i, with
 // slope_h = 2^(−8h/H), h = 1..H; entries j > i are −inf (the causal mask built in).

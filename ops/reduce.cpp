@@ -68,7 +68,7 @@ Shape all_dims(const Tensor& x) {
 }  // namespace
 
 // forward: out[k] = sum_j x[k, j]      backward: dx[k, j] = g[k]  (g broadcast back over the reduced dims)
-Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   Plan p = plan("sum", x, dims, keepdim);
   Tensor out;
   if (x.device() == Device::cuda) out = require_cuda("sum").sum_rows(p.rows, p.nreduced).reshape(p.out_shape);
@@ -88,25 +88,25 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
     Shape keep = p.keep_shape, from = x.shape();
     record("sum", {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{expand(g[0].reshape(keep), from)};
-    });
+    }, DoubleBackward::composed, where);
   }
   return out;
 }
 
-Tensor sum(const Tensor& x) { return sum(x, all_dims(x), false); }
+Tensor sum(const Tensor& x, Site where) { return sum(x, all_dims(x), false, where); }
 
 // mean = sum / n: the backward is sum's, divided by n (through the mul_scalar entry).
-Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   Plan p = plan("mean", x, dims, keepdim);
   if (p.ncols == 0) fail("mean", "mean over an empty dimension of {} is undefined", x.describe());
-  return mul(sum(x, dims, keepdim), 1.0 / static_cast<double>(p.ncols));
+  return mul(sum(x, dims, keepdim, where), 1.0 / static_cast<double>(p.ncols), where);
 }
 
-Tensor mean(const Tensor& x) { return mean(x, all_dims(x), false); }
+Tensor mean(const Tensor& x, Site where) { return mean(x, all_dims(x), false, where); }
 
 // forward: out[k] = max_j x[k, j], first index j* where it is reached
 // backward: dx[k, j] = g[k] if j == j* else 0. Saves a one-hot mask of j* (x's shape).
-Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
   dim = wrap_dim("max", dim, x.dim());
   Plan p = plan("max", x, {dim}, keepdim);
   if (p.ncols == 0) fail("max", "max over an empty dimension of {}", x.describe());
@@ -141,7 +141,7 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
     record("max", {x}, {out}, {save(onehot, "argmax one-hot mask")},
            [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{mul(expand(g[0].reshape(keep), from), s[0])};
-           });
+           }, DoubleBackward::composed, where);
   }
   return out;
 }

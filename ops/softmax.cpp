@@ -135,6 +135,9 @@ void row_rule_cpu(const Tensor& P, const Tensor& dP, Tensor& ds, Tensor& dot) {
   });
 }
 
+// softmax_backward(P, g) as a plain function of two tensors (its public form also takes a Site).
+Tensor softmax_row_rule(const Tensor& P, const Tensor& g) { return softmax_backward(P, g); }
+
 // The backward of softmax / log_softmax along `dim`: move dim last, run the row rule, move back.
 Tensor along_dim(Tensor (*rule)(const Tensor&, const Tensor&), const Tensor& saved, const Tensor& g, int64_t dim) {
   if (dim == saved.dim() - 1) return rule(saved, g);
@@ -166,8 +169,8 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
 //   dS_j = Σ_i g_i J_ij = p_j g_j - p_j Σ_i p_i g_i = p_j (g_j - ḡ),   ḡ = rowsum(P ∘ dP)
 // i.e. dS = P ∘ (dP − rowsum(P ∘ dP)), the row rule — softmax_backward(). A row with no visible
 // key has p = 0 and so dS = 0. Saves the output P (the rule needs only P, not s).
-Tensor softmax(const Tensor& s, int64_t dim) {
-  if (s.dim() == 0) return softmax(s.unsqueeze(0), 0).squeeze(0);
+Tensor softmax(const Tensor& s, int64_t dim, Site where) {
+  if (s.dim() == 0) return softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("softmax", dim, s.dim());
   Tensor out;
   if (s.device() == Device::cuda) {
@@ -185,8 +188,8 @@ Tensor softmax(const Tensor& s, int64_t dim) {
   }
   if (should_record({s}))
     record("softmax", {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-      return std::vector<Tensor>{along_dim(&softmax_backward, sv[0], g[0], dim)};
-    });
+      return std::vector<Tensor>{along_dim(&softmax_row_rule, sv[0], g[0], dim)};
+    }, DoubleBackward::composed, where);
   return out;
 }
 
@@ -197,9 +200,9 @@ Tensor softmax(const Tensor& s, int64_t dim) {
 //   ∂dS_i/∂dP_j = P_i δ_ij − P_i P_j  (= J_ij)     =>  d(dP) = P ∘ (G − rowsum(P ∘ G)) = softmax_backward(P, G)
 //   ∂dS_i/∂P_j  = δ_ij (dP_i − D) − P_i dP_j       =>  d(P)_j = G_j (dP_j − D) − dP_j rowsum(P ∘ G)
 // Saves P and dP. D is a side output for traces and is not recorded.
-Tensor softmax_backward(const Tensor& P, const Tensor& dP) { return softmax_backward(P, dP, nullptr); }
+Tensor softmax_backward(const Tensor& P, const Tensor& dP, Site where) { return softmax_backward(P, dP, nullptr, where); }
 
-Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D) {
+Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where) {
   if (P.shape() != dP.shape())
     fail("softmax_backward", "P {} and dP {} must have the same shape (dP = dL/dP)", shape_str(P.shape()),
          shape_str(dP.shape()));
@@ -220,7 +223,7 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D) {
                Pgrad = sub(mul(g[0], sub(s[1], Dv)), mul(s[1], Gbar));
              }
              return std::vector<Tensor>{Pgrad, dPgrad};
-           });
+           }, DoubleBackward::composed, where);
   }
   return ds;
 }
@@ -231,9 +234,10 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D) {
 // backward. ∂y_i/∂s_j = δ_ij − p_j with p = exp(y), so dS_j = Σ_i g_i (δ_ij − p_j) = g_j − p_j Σ_i g_i:
 //   dS = g − softmax ∘ rowsum(g).
 // A row of -inf (nothing visible) gives y = -inf and passes no gradient. Saves the output y
-// (p = exp(y) is recomputed from it rather than kept twice).
-Tensor log_softmax(const Tensor& s, int64_t dim) {
-  if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0).squeeze(0);
+// (p = exp(y) is recomputed from it rather than kept twice). Under create_graph the rule is
+// written with recorded ops, which differ only on such a row (they pass g): no finite loss reads it.
+Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
+  if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("log_softmax", dim, s.dim());
   Tensor x = to_rows(s, dim);
   Tensor y = s.device() == Device::cuda ? require_cuda("log_softmax").log_softmax_rows(x) : empty(x.shape(), s.dtype());
@@ -247,8 +251,12 @@ Tensor log_softmax(const Tensor& s, int64_t dim) {
   if (should_record({s}))
     record("log_softmax", {s}, {out}, {save(out, "log_softmax output")},
            [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+             if (grad_enabled()) {  // create_graph: the same rule from recorded ops (see above)
+               Tensor p = exp(sv[0]);
+               return std::vector<Tensor>{sub(g[0], mul(p, sum(g[0], {dim}, true)))};
+             }
              return std::vector<Tensor>{along_dim(&log_softmax_backward, sv[0], g[0], dim)};
-           });
+           }, DoubleBackward::composed, where);
   return out;
 }
 
@@ -258,14 +266,14 @@ Tensor log_softmax(const Tensor& s, int64_t dim) {
 // backward. J is a polynomial in p: ∂J_ij/∂p_k = δ_ik δ_ij − δ_ik p_j − p_i δ_jk, so with G = dL/dJ
 //   dp_k = Σ_ij G_ij ∂J_ij/∂p_k = G_kk − Σ_j G_kj p_j − Σ_i G_ik p_i = G_kk − Σ_j (G_kj + G_jk) p_j.
 // Saves p.
-Tensor softmax_jacobian(const Tensor& p) {
+Tensor softmax_jacobian(const Tensor& p, Site where) {
   if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
   if (p.device() == Device::cuda) {
     Tensor J = require_cuda("softmax_jacobian").softmax_jacobian_rows(p.detach());
     if (should_record({p}))
       record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
         return std::vector<Tensor>{require_cuda("softmax_jacobian backward").softmax_jacobian_backward_rows(s[0], g[0])};
-      });
+      }, DoubleBackward::first_order, where);
     return J;
   }
   const int64_t n = p.size(-1), rows = n ? p.numel() / n : 0;
@@ -283,7 +291,7 @@ Tensor softmax_jacobian(const Tensor& p) {
         jacobian_backward_rows<T>(pc.data_ptr<const T>(), G.data_ptr<const T>(), dp.data_ptr<T>(), nrows, nn);
       });
       return std::vector<Tensor>{dp};
-    });
+    }, DoubleBackward::first_order, where);
   return J;
 }
 

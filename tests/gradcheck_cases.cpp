@@ -20,4 +20,12 @@ std::vector<GradcheckCase> all_cases(uint64_t seed) {
   return out;
 }
 
+bool claims_second_order(const GradcheckCase& c) {
+  GradModeGuard on(true);
+  Tensor out = c.fn(c.inputs);
+  for (const auto& node : tape_of(out))
+    if (node->double_backward != DoubleBackward::composed) return false;
+  return true;
+}
+
 }  // namespace hg::cases

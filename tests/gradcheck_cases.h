@@ -39,6 +39,11 @@ void add_loss_cases(std::vector<GradcheckCase>& out, Generator& gen);         //
 void add_positional_cases(std::vector<GradcheckCase>& out, Generator& gen);   // cases_positional.cpp
 void add_nn_cases(std::vector<GradcheckCase>& out, Generator& gen);           // cases_nn.cpp
 
+// Whether every node the case's graph records says its backward is differentiable again
+// (DoubleBackward::composed): such a case claims second order, and gradgradcheck must pass on
+// it; any other must fail with "double backward of <op> is not implemented".
+bool claims_second_order(const GradcheckCase& c);
+
 // A float64 leaf that requires grad, N(0, 1) entries.
 Tensor leaf(const Shape& shape, Generator& gen);
 

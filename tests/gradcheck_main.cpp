@@ -31,7 +31,9 @@ void usage() {
   std::puts("usage: gradcheck [--device cpu|cuda|all] [--json FILE] [--filter OP]\n"
             "Checks every differentiable op's backward against float64 central differences\n"
             "(eps 1e-6, atol 1e-5, rtol 1e-3), with contiguous and non-contiguous inputs,\n"
-            "and prints one row per op and variant on each device checked.\n"
+            "and prints one row per op and variant on each device checked; then a second-order\n"
+            "row: the backward itself differentiated (gradgradcheck), or 'first order only'\n"
+            "where the op's backward is a fused kernel without a derivative of its own.\n"
             "  --device D   cpu (the default), cuda, or all (cpu and cuda: a row per device).\n"
             "               On cuda the whole check runs on the GPU; a case whose op has no CUDA\n"
             "               kernel yet gets a row that says so (not run, not a pass).\n"
@@ -82,48 +84,68 @@ int main(int argc, char** argv) {
   }
 
   auto cases = cases::all_cases();
-  fmt::print("{:<18} {:<40} {:<8} {:<6} {:>12} {:>12}  {}\n", "op", "variant", "dtype", "device", "max abs err",
-             "max rel err", "result");
-  fmt::print("{}\n", std::string(108, '-'));
-  int failed = 0, run = 0, not_run = 0, rows = 0;
+  const std::string rule(118, '-');
+  fmt::print("{:<18} {:<40} {:<5} {:<8} {:<6} {:>12} {:>12}  {}\n", "op", "variant", "order", "dtype", "device",
+             "max abs err", "max rel err", "result");
+  fmt::print("{}\n", rule);
+  int failed = 0, run = 0, not_run = 0, rows = 0, first_only = 0;
   std::string json = "{\"eps\": 1e-6, \"atol\": 1e-5, \"rtol\": 1e-3, \"rows\": [\n";
+  // One row of the table and of the JSON. `status` is pass, fail, not run or first order only.
+  auto row = [&](const cases::GradcheckCase& c, const char* order, const char* dev, const GradcheckReport* r,
+                 const std::string& status, const std::string& note) {
+    const std::string sep = rows++ > 0 ? ",\n" : "";
+    if (r) fmt::print("{:<18} {:<40} {:<5} {:<8} {:<6} {:>12.3e} {:>12.3e}  {}\n", c.op, c.variant, order, "float64", dev,
+                      r->max_abs_err, r->max_rel_err, status == "fail" ? "FAIL" : status);
+    else fmt::print("{:<18} {:<40} {:<5} {:<8} {:<6} {:>12} {:>12}  {}\n", c.op, c.variant, order, "float64", dev, "-", "-", status);
+    if (!note.empty()) fmt::print("    {}\n", note);
+    json += fmt::format("{}  {{\"op\": \"{}\", \"variant\": \"{}\", \"order\": {}, \"dtype\": \"float64\", \"device\": \"{}\", "
+                        "\"max_abs_err\": {}, \"max_rel_err\": {}, \"checked\": {}, \"passed\": {}, \"status\": \"{}\"{}}}",
+                        sep, json_escape(c.op), json_escape(c.variant), order[0] == '1' ? 1 : 2, dev,
+                        r ? fmt::format("{:.6e}", r->max_abs_err) : "null", r ? fmt::format("{:.6e}", r->max_rel_err) : "null",
+                        r ? r->checked : 0, status == "pass" ? "true" : "false", status,
+                        note.empty() ? "" : fmt::format(", \"reason\": \"{}\"", json_escape(note)));
+  };
+  // Runs one check; an exception is a failure whose message is the note.
+  auto check = [&](auto&& fn, GradcheckReport& r, std::string& err) {
+    try {
+      r = fn();
+    } catch (const std::exception& e) {
+      r.passed = false;
+      err = e.what();
+    }
+  };
   for (const auto& c : cases) {
     if (!filter.empty() && c.op.find(filter) == std::string::npos) continue;
+    const bool second = cases::claims_second_order(c);
     for (Device d : devices) {
       const char* dev = device_name(d);
-      const std::string sep = rows++ > 0 ? ",\n" : "";
       if (!c.runs_on(d)) {  // listed, so the table shows what is missing, but neither run nor passed
         ++not_run;
-        fmt::print("{:<18} {:<40} {:<8} {:<6} {:>12} {:>12}  {}\n", c.op, c.variant, "float64", dev, "-", "-", "not run");
-        fmt::print("    {}\n", c.not_on_cuda);
-        json += fmt::format("{}  {{\"op\": \"{}\", \"variant\": \"{}\", \"dtype\": \"float64\", \"device\": \"{}\", "
-                            "\"max_abs_err\": null, \"max_rel_err\": null, \"checked\": 0, \"passed\": false, "
-                            "\"status\": \"not run\", \"reason\": \"{}\"}}",
-                            sep, json_escape(c.op), json_escape(c.variant), dev, json_escape(c.not_on_cuda));
+        row(c, "1st", dev, nullptr, "not run", c.not_on_cuda);
         continue;
       }
       GradcheckReport r;
       std::string err;
-      try {
-        r = gradcheck(c.fn, c.inputs, {.device = d});
-      } catch (const std::exception& e) {
-        r.passed = false;
-        err = e.what();
-      }
+      check([&] { return gradcheck(c.fn, c.inputs, {.device = d}); }, r, err);
       ++run;
       if (!r.passed) ++failed;
-      fmt::print("{:<18} {:<40} {:<8} {:<6} {:>12.3e} {:>12.3e}  {}\n", c.op, c.variant, "float64", dev, r.max_abs_err,
-                 r.max_rel_err, r.passed ? "pass" : "FAIL");
-      if (!r.passed) fmt::print("    {}\n", err.empty() ? r.worst : err);
-      json += fmt::format("{}  {{\"op\": \"{}\", \"variant\": \"{}\", \"dtype\": \"float64\", \"device\": \"{}\", "
-                          "\"max_abs_err\": {:.6e}, \"max_rel_err\": {:.6e}, \"checked\": {}, \"passed\": {}, "
-                          "\"status\": \"{}\"}}",
-                          sep, json_escape(c.op), json_escape(c.variant), dev, r.max_abs_err, r.max_rel_err, r.checked,
-                          r.passed ? "true" : "false", r.passed ? "pass" : "fail");
+      row(c, "1st", dev, &r, r.passed ? "pass" : "fail", r.passed ? "" : (err.empty() ? r.worst : err));
+      if (!second) {  // the graph holds an op whose backward is a fused kernel without a derivative
+        ++first_only;
+        row(c, "2nd", dev, nullptr, "first order only", "");
+        continue;
+      }
+      GradcheckReport r2;
+      std::string err2;
+      check([&] { return gradgradcheck(c.fn, c.inputs, {.device = d}); }, r2, err2);
+      ++run;
+      if (!r2.passed) ++failed;
+      row(c, "2nd", dev, &r2, r2.passed ? "pass" : "fail", r2.passed ? "" : (err2.empty() ? r2.worst : err2));
     }
   }
   json += "\n]}\n";
-  fmt::print("{}\n{} checks, {} passed, {} failed", std::string(108, '-'), run, run - failed, failed);
+  fmt::print("{}\n{} checks, {} passed, {} failed", rule, run, run - failed, failed);
+  if (first_only) fmt::print(", {} first order only (no second-order backward)", first_only);
   if (not_run) fmt::print(", {} not run (no CUDA kernel yet)", not_run);
   fmt::print("\n");
   if (!json_path.empty()) {
