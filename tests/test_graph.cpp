@@ -1,6 +1,11 @@
 // The graph per result: independent graphs, shared forwards, freeing, threads, grad(), hooks.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "handgrad.h"
@@ -175,4 +180,119 @@ TEST_CASE("the tape of a result lists only its own graph's nodes, in recording o
   CHECK(t[1]->op == "sum");
   CHECK(t[0]->seq < t[1]->seq);
   CHECK(tape_of(unrelated).size() == 1);
+}
+
+TEST_CASE("anomaly mode: log of a negative entry names log and the caller's file:line") {
+  Tensor x = leaf64({1.0, -2.0}, {2});
+  {
+    Tensor quiet = log(x);  // off by default: NaN, no error
+    CHECK(std::isnan(quiet.to_vector()[1]));
+  }
+  AnomalyMode guard;
+  const int line = __LINE__ + 2;
+  try {
+    Tensor y = log(x);
+    FAIL("expected an anomaly error");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(m.rfind("log:", 0) == 0);
+    CHECK(m.find("NaN or Inf") != std::string::npos);
+    CHECK(m.find("(2,)") != std::string::npos);
+    CHECK(m.find(fmt::format("test_graph.cpp:{}", line)) != std::string::npos);
+  }
+}
+
+TEST_CASE("anomaly mode: a backward that makes NaN from finite gradients names the op and its call site") {
+  Tensor x = leaf64({0.0, 4.0}, {2});
+  AnomalyMode guard;
+  const int line = __LINE__ + 1;
+  Tensor y = sqrt(x);  // sqrt(0) = 0 is finite; its derivative 1 / (2 sqrt 0) is not
+  Tensor l = sum(y);
+  try {
+    l.backward();
+    FAIL("expected an anomaly error");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("backward of sqrt") != std::string::npos);
+    CHECK(m.find(fmt::format("test_graph.cpp:{}", line)) != std::string::npos);
+  }
+  AnomalyMode off(false);
+  Tensor x2 = leaf64({0.0}, {1});
+  sum(sqrt(x2)).backward();  // off again: Inf, no error
+  CHECK(std::isinf(x2.grad().item()));
+}
+
+namespace {
+// f(x) = Σ sin-free smooth test function: Σ_i exp(x_i) x_{i+1}² + tanh(x_0 x_1), built from ops.
+Tensor smooth(const Tensor& x) {
+  Tensor a = x.slice(0, 0, 2), b = x.slice(0, 1, 3);
+  return add(sum(mul(exp(a), mul(b, b))), sum(tanh(mul(x.select(0, 0), x.select(0, 1)))));
+}
+// Central difference of v ↦ ∇f(x + t v) at t = 0, from the first-order gradient (itself exact).
+std::vector<double> numeric_hvp(const std::vector<double>& x0, const std::vector<double>& v) {
+  const double eps = 1e-6;
+  auto gradient_at = [&](double t) {
+    std::vector<double> xs(x0.size());
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = x0[i] + t * v[i];
+    Tensor x = tensor(xs, {3}, DType::f64).requires_grad_();
+    smooth(x).backward();
+    return x.grad().to_vector();
+  };
+  std::vector<double> up = gradient_at(eps), down = gradient_at(-eps), hv(x0.size());
+  for (size_t i = 0; i < hv.size(); ++i) hv[i] = (up[i] - down[i]) / (2 * eps);
+  return hv;
+}
+}  // namespace
+
+TEST_CASE("a Hessian-vector product by double backward matches finite differences of the gradient") {
+  const std::vector<double> x0 = {0.3, -0.8, 1.1}, v0 = {1.0, -2.0, 0.5};
+  Tensor x = tensor(x0, {3}, DType::f64).requires_grad_();
+  Tensor v = tensor(v0, {3}, DType::f64);
+  Tensor g = grad({smooth(x)}, {x}, {}, {.create_graph = true})[0];  // ∇f, on the graph
+  Tensor hv = grad({sum(mul(g, v))}, {x})[0];                        // ∇(∇f · v) = H v
+  std::vector<double> expect = numeric_hvp(x0, v0), got = hv.to_vector();
+  for (size_t i = 0; i < 3; ++i) CHECK(got[i] == doctest::Approx(expect[i]).epsilon(1e-7));
+}
+
+TEST_CASE("a gradient penalty ‖∂L/∂x‖² back-propagates through the gradient and matches finite differences") {
+  // L(x, w) = Σ tanh(x W) ; penalty P(w) = ‖∂L/∂x‖², differentiated w.r.t. W by double backward.
+  Generator gen(11);
+  Tensor x = randn({2, 3}, gen, DType::f64).requires_grad_();
+  Tensor W = randn({3, 2}, gen, DType::f64).requires_grad_();
+  auto penalty = [&](const Tensor& w) {
+    Tensor gx = grad({sum(tanh(matmul(x, w)))}, {x}, {}, {.create_graph = true})[0];
+    return sum(mul(gx, gx));
+  };
+  penalty(W).backward();
+  const std::vector<double> analytic = W.grad().to_vector();
+  std::vector<double> w0 = W.to_vector();
+  for (size_t i = 0; i < w0.size(); ++i) {
+    auto at = [&](double d) {
+      std::vector<double> w = w0;
+      w[i] += d;
+      return penalty(tensor(w, {3, 2}, DType::f64).requires_grad_()).item();
+    };
+    const double numeric = (at(1e-6) - at(-1e-6)) / 2e-6;
+    CHECK(analytic[i] == doctest::Approx(numeric).epsilon(1e-6));
+  }
+  CHECK(x.grad().defined());  // the penalty depends on x too, and backward() fills every leaf it reaches
+}
+
+TEST_CASE("double backward through a first-order-only op fails naming it, not with silent zeros") {
+  Tensor p = softmax(tensor({0.1, 0.5, -0.3}, {3}, DType::f64).requires_grad_(), -1);
+  Tensor J = softmax_jacobian(p);
+  Tensor g = grad({sum(mul(J, J))}, {p}, {}, {.create_graph = true})[0];
+  CHECK_THROWS_WITH_AS(sum(g).backward(), doctest::Contains("double backward of softmax_jacobian is not implemented"), Error);
+}
+
+TEST_CASE("anomaly mode follows HANDGRAD_DETECT_ANOMALY when no guard is set") {
+  // ctest runs this case twice: as part of the suite, and once with HANDGRAD_DETECT_ANOMALY=1.
+  const char* env = std::getenv("HANDGRAD_DETECT_ANOMALY");
+  const bool on = env && std::string(env) == "1";
+  CHECK(anomaly_enabled() == on);
+  Tensor x = leaf64({-1.0}, {1});
+  if (on) CHECK_THROWS_WITH_AS(log(x), doctest::Contains("anomaly"), Error);
+  else CHECK(std::isnan(log(x).item()));
+  AnomalyMode off(false);  // a guard overrides the environment
+  CHECK_FALSE(anomaly_enabled());
 }
