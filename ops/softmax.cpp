@@ -15,6 +15,7 @@
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise.h"
+#include "ops/matmul.h"
 #include "ops/reduce.h"
 
 namespace hg {
@@ -266,14 +267,30 @@ Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
 // backward. J is a polynomial in p: ∂J_ij/∂p_k = δ_ik δ_ij − δ_ik p_j − p_i δ_jk, so with G = dL/dJ
 //   dp_k = Σ_ij G_ij ∂J_ij/∂p_k = G_kk − Σ_j G_kj p_j − Σ_i G_ik p_i = G_kk − Σ_j (G_kj + G_jk) p_j.
 // Saves p.
+namespace {
+
+// The Jacobian's backward in recorded ops, for create_graph (the row kernels are its fast path):
+//   dp_k = G_kk − Σ_j (G_kj + G_jk) p_j  =  rowsum(G ∘ I) − (G + Gᵀ) p
+Tensor jacobian_backward_composed(const Tensor& p, const Tensor& G) {
+  const int64_t n = p.size(-1);
+  Tensor eye = zeros({n, n}, p.dtype());
+  for (int64_t i = 0; i < n; ++i) eye.set_flat(i * n + i, 1.0);
+  Tensor diag = sum(mul(G, eye.to(p.device())), {-1});                            // (..., n)
+  Tensor mixed = matmul(add(G, G.transpose(-2, -1)), p.unsqueeze(-1)).squeeze(-1);  // (..., n)
+  return sub(diag, mixed);
+}
+
+}  // namespace
+
 Tensor softmax_jacobian(const Tensor& p, Site where) {
   if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
   if (p.device() == Device::cuda) {
     Tensor J = require_cuda("softmax_jacobian").softmax_jacobian_rows(p.detach());
     if (should_record({p}))
       record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+        if (grad_enabled()) return std::vector<Tensor>{jacobian_backward_composed(s[0], g[0])};
         return std::vector<Tensor>{require_cuda("softmax_jacobian backward").softmax_jacobian_backward_rows(s[0], g[0])};
-      }, DoubleBackward::first_order, where);
+      }, DoubleBackward::composed, where);
     return J;
   }
   const int64_t n = p.size(-1), rows = n ? p.numel() / n : 0;
@@ -284,6 +301,7 @@ Tensor softmax_jacobian(const Tensor& p, Site where) {
   dispatch_float(p.dtype(), "softmax_jacobian", [&]<typename T>() { jacobian_rows<T>(pr.data_ptr<const T>(), J.data_ptr<T>(), rows, n); });
   if (should_record({p}))
     record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      if (grad_enabled()) return std::vector<Tensor>{jacobian_backward_composed(s[0], g[0])};
       Tensor pc = s[0].contiguous(), G = g[0].contiguous();
       Tensor dp = empty(pc.shape(), pc.dtype());
       const int64_t nn = pc.size(-1), nrows = nn ? pc.numel() / nn : 0;
@@ -291,7 +309,7 @@ Tensor softmax_jacobian(const Tensor& p, Site where) {
         jacobian_backward_rows<T>(pc.data_ptr<const T>(), G.data_ptr<const T>(), dp.data_ptr<T>(), nrows, nn);
       });
       return std::vector<Tensor>{dp};
-    }, DoubleBackward::first_order, where);
+    }, DoubleBackward::composed, where);
   return J;
 }
 
