@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "report.h"
+
 namespace hg::lab::induction {
 
 namespace fs = std::filesystem;
@@ -31,13 +33,6 @@ void write_matrix(const std::string& path, const Tensor& m) {  // rows of comma-
     for (int64_t j = 0; j < K; ++j) f << (j ? "," : "") << fmt::format("{:.6g}", v[static_cast<size_t>(i * K + j)]);
     f << "\n";
   }
-}
-
-// A path quoted for the shell (single quotes, with embedded ones escaped).
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 }  // namespace

@@ -233,4 +233,10 @@ int run_lab(const std::string& lab, const std::string& json_path, Device device,
 
 bool stdout_is_terminal() { return isatty(STDOUT_FILENO) != 0; }
 
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 }  // namespace hg::lab

@@ -53,6 +53,9 @@ class Report {
 
 bool stdout_is_terminal();
 
+// A path quoted for the shell (single quotes, with embedded ones escaped), for std::system.
+std::string shell_quote(const std::string& s);
+
 // Adds `--device cpu|cuda` (default cpu) to a lab's command line; any other value is refused.
 CLI::Option* add_device_option(CLI::App& app, Device& device);
 

@@ -1,12 +1,16 @@
 // three_token — Section 3's worked example: three tokens, d_k = d_v = 2, in float64.
 // The forward (causal, then without the mask, then without the scale), the geometry, and the
 // backward pass of L = o_{3,2} computed by the formula, the tape and finite differences.
-// --step walks the backward one tape entry at a time. --device cuda runs it all on the GPU.
+// --step walks the backward one tape entry at a time. --graph FILE.dot draws its graph.
+// --device cuda runs it all on the GPU.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "report.h"
@@ -59,6 +63,30 @@ struct Stepper {
   }
 };
 
+// Writes the DOT to `dot_path` and, when Graphviz is installed, renders it to an SVG beside it
+// (FILE.dot -> FILE.svg, any other name gets .svg appended); reports which files it wrote.
+void write_graph(Report& rep, const std::string& dot_path, const std::string& dot) {
+  {
+    std::ofstream f(dot_path);
+    if (!(f << dot)) fail("three_token", "cannot write the graph to '{}'", dot_path);
+  }
+  rep.text("  wrote " + dot_path);
+  std::filesystem::path svg = dot_path;
+  if (svg.extension() == ".dot") svg.replace_extension(".svg");
+  else svg += ".svg";
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+    rep.text(fmt::format("  no SVG: Graphviz's dot is not on PATH (Debian: apt-get install graphviz); "
+                         "where it is: dot -Tsvg {} -o {}", dot_path, svg.string()));
+    return;
+  }
+  // Our own DOT failing to render is a bug in to_dot, not the user's: fail loudly.
+  const std::string cmd = fmt::format("dot -Tsvg {} -o {}", shell_quote(dot_path), shell_quote(svg.string()));
+  if (std::system(cmd.c_str()) != 0)
+    fail("three_token", "Graphviz's dot could not render {} (its messages are above); the DOT file is there to inspect",
+         dot_path);
+  rep.text("  wrote " + svg.string() + " (rendered by Graphviz's dot)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,12 +94,15 @@ int main(int argc, char** argv) {
                "L = o_{3,2} by formula, tape and finite differences."};
   bool step = false, no_mask = false, no_scale = false;
   Device device = Device::cpu;
-  std::string json;
+  std::string json, graph;
   app.add_flag("--step", step, "walk the backward one tape entry at a time (pauses when stdout is a terminal)");
   app.add_flag("--no-mask", no_mask, "step through / report the backward of the variant without the causal mask");
   app.add_flag("--no-scale", no_scale, "step through / report the backward of the variant without 1/sqrt(d_k)");
   add_device_option(app, device);
   app.add_option("--json", json, "write every printed number to this file");
+  app.add_option("--graph", graph,
+                 "write the primitive graph of L = o_{3,2} (after its backward) as Graphviz DOT to this file, and "
+                 "an SVG beside it when Graphviz's dot is installed");
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("three_token", json, device, [&](Report& rep) {
@@ -194,5 +225,9 @@ int main(int argc, char** argv) {
       rep.text(fmt::format("({} steps; run with --step to walk them one at a time)", bw.steps));
     }
 
+    if (!graph.empty()) {
+      rep.section(fmt::format("the graph of L = o_3,2 ({}), drawn", variant.name()));
+      write_graph(rep, graph, three_token_graph_dot(variant, device));
+    }
   });
 }

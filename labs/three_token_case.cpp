@@ -66,13 +66,15 @@ namespace {
 
 // Attention from primitive ops, each its own tape entry, every tensor named for printing. The
 // tape captures an output's label when the op records it, before we can name it, so the names
-// and the text's rule for each step are also kept by tensor id.
+// and the text's rule for each step are also kept by tensor id. The named tensors are kept
+// alive too: the graph holds its tensors only weakly, and to_dot reads their names from them.
 struct PrimitiveGraph {
   Tensor S, P, L;
   struct Named {
     std::string label, rule;
   };
   std::unordered_map<uint64_t, Named> names;
+  std::vector<Tensor> named;
 };
 
 PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v, Device device) {
@@ -80,6 +82,7 @@ PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVaria
   auto name = [&g](Tensor t, const std::string& label, const std::string& rule) {
     t.set_name(label);
     g.names[t.id()] = {label, rule};
+    g.named.push_back(t);
     return t;
   };
   for (const Tensor& t : {in.Q, in.K, in.V}) g.names[t.id()] = {t.name(), ""};
@@ -218,6 +221,15 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
   r.dK.formula = r.trace.dK;
   r.dV.formula = r.trace.dV;
   return r;
+}
+
+std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device) {
+  ThreeTokenInputs in = three_token_inputs(device);
+  PrimitiveGraph g = primitive_graph(in, v, device);
+  BackwardOptions bo;
+  bo.retain_graph = true;  // the picture shows what each node saved, not "freed by backward"
+  backward(g.L, Tensor(), bo);
+  return to_dot(g.L);
 }
 
 }  // namespace hg::lab

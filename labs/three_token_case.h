@@ -80,4 +80,9 @@ struct ThreeTokenBackward {
 ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHook& before = {},
                                         const StepHook& after = {}, Device device = Device::cpu);
 
+// The primitive graph of L = o₃,₂ drawn in Graphviz's DOT (to_dot), after a backward with
+// retain_graph: every tensor by its name, each node with what it saved, the leaves Q, K, V
+// with their gradients' shapes. What `three_token --graph FILE.dot` writes.
+std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device = Device::cpu);
+
 }  // namespace hg::lab
