@@ -179,7 +179,7 @@ struct BackwardOptions {
 void backward(const Tensor& root, const Tensor& seed = Tensor(), const BackwardOptions& opts = {});
 
 struct GradOptions {
-  std::optional<bool> retain_graph;  // default: create_graph
+  std::optional<bool> retain_graph = std::nullopt;  // default: create_graph
   bool create_graph = false;
   bool allow_unused = false;  // an input the outputs do not depend on gets an undefined Tensor instead of an error
 };
