@@ -51,9 +51,11 @@ inline std::string default_python() {
   return p && *p ? p : "python3";
 }
 
-// bench/<name>: the folder bench/CMakeLists.txt passes as HANDGRAD_BENCH_DIR, else this header's
-// own folder (the build compiles it from the source tree).
+// bench/<name>: the folder named by the environment's HANDGRAD_BENCH_DIR (a program carried to
+// another machine, where the source tree sits elsewhere: scripts/gpu-check sets it), else the one
+// bench/CMakeLists.txt passes as HANDGRAD_BENCH_DIR, else this header's own folder.
 inline std::string peer_script(const std::string& name) {
+  if (const char* dir = std::getenv("HANDGRAD_BENCH_DIR"); dir && *dir) return std::string(dir) + "/" + name;
 #ifdef HANDGRAD_BENCH_DIR
   return std::string(HANDGRAD_BENCH_DIR) + "/" + name;
 #else
