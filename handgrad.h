@@ -16,6 +16,7 @@
 #include "ops/matmul.h"
 #include "ops/positional.h"
 #include "ops/reduce.h"
+#include "ops/registry.h"
 #include "ops/softmax.h"
 #include "nn/checkpoint.h"
 #include "nn/data.h"

@@ -2,6 +2,7 @@
 //   gradcheck [--device cpu|cuda|all] [--json FILE] [--filter OP]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -28,7 +29,7 @@ std::string json_escape(const std::string& s) {
 }
 
 void usage() {
-  std::puts("usage: gradcheck [--device cpu|cuda|all] [--json FILE] [--filter OP]\n"
+  std::puts("usage: gradcheck [--device cpu|cuda|all] [--json FILE] [--filter OP] [--registry]\n"
             "Checks every differentiable op's backward against float64 central differences\n"
             "(eps 1e-6, atol 1e-5, rtol 1e-3), with contiguous and non-contiguous inputs,\n"
             "and prints one row per op and variant on each device checked; then a second-order\n"
@@ -39,6 +40,7 @@ void usage() {
             "               kernel yet gets a row that says so (not run, not a pass).\n"
             "  --json FILE  also write every row (with its device) as JSON.\n"
             "  --filter OP  only the ops whose name contains OP.\n"
+            "  --registry   print README's table of ops (from ops/registry.cpp) and exit.\n"
             "Exit status: 1 if any check fails; 77 (ctest's skip) for --device cuda where no\n"
             "usable GPU is present or handgrad was built without CUDA (--device all then checks\n"
             "the cpu only and says why).");
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
     else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+    else if (!std::strcmp(argv[i], "--registry")) { fmt::print("{}", registry_markdown()); return 0; }
     else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) { usage(); return 0; }
     else { fmt::print(stderr, "gradcheck: unknown argument '{}'\n", argv[i]); usage(); return 2; }
   }
@@ -83,7 +86,16 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The rows in the registry's order (ops/registry.cpp); cases of modules built from the ops
+  // (Linear, Embedding) come last.
   auto cases = cases::all_cases();
+  auto rank = [](const std::string& op) {
+    const std::vector<OpInfo>& reg = op_registry();
+    for (size_t i = 0; i < reg.size(); ++i)
+      if (reg[i].name == op) return i;
+    return reg.size();
+  };
+  std::stable_sort(cases.begin(), cases.end(), [&](const auto& a, const auto& b) { return rank(a.op) < rank(b.op); });
   const std::string rule(118, '-');
   fmt::print("{:<18} {:<40} {:<5} {:<8} {:<6} {:>12} {:>12}  {}\n", "op", "variant", "order", "dtype", "device",
              "max abs err", "max rel err", "result");
@@ -143,6 +155,9 @@ int main(int argc, char** argv) {
       row(c, "2nd", dev, &r2, r2.passed ? "pass" : "fail", r2.passed ? "" : (err2.empty() ? r2.worst : err2));
     }
   }
+  for (const OpInfo& op : op_registry())  // the ops central differences cannot check, and what does
+    if (!op.checked_by.empty() && (filter.empty() || std::string(op.name).find(filter) != std::string::npos))
+      fmt::print("{:<18} checked by {}\n", op.name, op.checked_by);
   json += "\n]}\n";
   fmt::print("{}\n{} checks, {} passed, {} failed", rule, run, run - failed, failed);
   if (first_only) fmt::print(", {} first order only (no second-order backward)", first_only);
