@@ -99,13 +99,12 @@ void memcpy_h2d(void* dst, const void* src, size_t nbytes) {
 }
 
 // The host waits here for the device, so this is also where the deferred index checks of the
-// kernels before it are read (cuda/device_ops.h): a bad index throws at the first look at a result.
+// kernels before it are read (cuda/device_ops.h), in the same wait: a bad index throws at the
+// first look at a result.
 void memcpy_d2h(void* dst, const void* src, size_t nbytes) {
   if (nbytes == 0) return;
   HG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream()));
-  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  note_host_wait();
-  run_deferred_checks();
+  wait_for_stream();
 }
 
 void memcpy_d2d(void* dst, const void* src, size_t nbytes) {  // ordered on the stream, no wait
@@ -130,11 +129,7 @@ void softmax_lastdim(const void* x, void* y, int64_t rows, int64_t cols, DType t
   }
 }
 
-void synchronize() {
-  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  note_host_wait();
-  run_deferred_checks();
-}
+void synchronize() { wait_for_stream(); }
 
 const CudaBackend kBackend{
     .device_available = device_available,

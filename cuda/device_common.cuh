@@ -65,28 +65,45 @@ __device__ inline void offsets_of(const Geometry<N>& g, int64_t e, int64_t (&off
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); \
        e += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
+// The reductions' operators, symmetric in their arguments so that the order in which threads
+// combine partial results cannot change the answer. The NaN rule is the CPU's (ops/softmax.cpp,
+// ops/cpu_map.h: a running std::max from −inf never takes a NaN): the max of a row is the max of
+// its non-NaN entries, −inf if there are none; the NaN reaches the output through the sum,
+// Σ exp(s − m), which NaN in makes NaN out. (±0 compare equal: either may come back.)
 template <typename T>
 struct MaxOp {
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+  __device__ T operator()(T a, T b) const { return (b > a || a != a) ? b : a; }
 };
 template <typename T>
 struct SumOp {
   __device__ T operator()(T a, T b) const { return a + b; }
 };
 
-// Reduces v over the block with op; every thread gets the result. blockDim.x: a multiple of 32,
-// at most 1024. scratch: 32 slots. Every thread of the block must call it (it synchronises).
+// block_reduce's shared memory: a partial result per warp, and the block's result.
+template <typename T>
+struct ReduceScratch {
+  T warp[32];
+  T result;
+};
+
+// Reduces v over the block with op and hands every thread the same value: thread 0's, broadcast
+// through shared memory, so that a branch on the result is uniform over the block (a butterfly of
+// shuffles alone may leave lanes with different bits). blockDim.x: a multiple of 32, at most 1024.
+// Every thread of the block must call it (it synchronises), never under a condition that can
+// differ between them. Two barriers: the first before the warps' partials are read, the second
+// before the result is; each also orders this call's reads before the next call's writes.
 template <typename T, typename Op>
-__device__ T block_reduce(T v, Op op, T identity, T* scratch) {
+__device__ T block_reduce(T v, Op op, T identity, ReduceScratch<T>& scratch) {
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
   const int warps = static_cast<int>(blockDim.x) >> 5;
-  if (lane == 0) scratch[warp] = v;
+  if (lane == 0) scratch.warp[warp] = v;
   __syncthreads();
-  v = lane < warps ? scratch[lane] : identity;  // every warp finishes the reduction itself
+  v = lane < warps ? scratch.warp[lane] : identity;  // every warp finishes the reduction itself
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();  // scratch is reused by the next reduction
-  return v;
+  if (threadIdx.x == 0) scratch.result = v;
+  __syncthreads();
+  return scratch.result;
 }
 
 }  // namespace hg::cuda

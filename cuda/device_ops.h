@@ -58,18 +58,22 @@ std::array<int64_t, kStatusSlots> read_status(const Tensor& status);
 
 // ---------------------------------------------------------------- deferred checks
 //
-// The kernels that check their indices (embedding, cross-entropy) report into a status buffer.
-// Reading it at once would make the host wait for the GPU in the middle of every training step,
-// so the op hands the buffer to defer_check() with a function that turns a bad status into an
-// hg::Error naming the op, the index and its position. Every pending status is read at the next
-// point where the host waits for the device anyway — a copy to the host (item(), to_vector(),
-// printing the loss) or synchronize() — and the first failure is thrown there. Until then the
-// kernels have written zeros where an index was bad, never read out of bounds.
+// The kernels that check their indices (embedding, cross-entropy) or their values (a float -> i64
+// copy) report into a status buffer. Reading it at once would make the host wait for the GPU in
+// the middle of every training step, so the op hands the buffer to defer_check() with a function
+// that turns a bad status into an hg::Error naming the op, the value and its position. Every
+// pending status is read at the next point where the host waits for the device anyway — a copy
+// to the host (item(), to_vector(), printing the loss) or synchronize() — and the first failure is
+// thrown there. Until then the kernels have written zeros where an index or value was bad, never
+// read out of bounds.
 using StatusReport = std::function<void(const std::array<int64_t, kStatusSlots>&)>;
 void defer_check(Tensor status, StatusReport report);
-// Reads every pending status (clearing the list) and throws the first failure's Error. Called
-// right after the host waited for the stream (memcpy_d2h, synchronize).
-void run_deferred_checks();
+// The host's wait for the stream, with the deferred checks read in it: queues one gather of every
+// pending status on the device and one copy of them to the host, then one cudaStreamSynchronize
+// (counted by note_host_wait) covers the caller's queued work and that copy; then the reports
+// run (clearing the list) and the first failure's Error is thrown. memcpy_d2h queues its copy and
+// calls it; synchronize() is it.
+void wait_for_stream();
 // Counts the times the host waited for the device: copies to the host, synchronize(), status reads.
 void note_host_wait();
 uint64_t host_waits();

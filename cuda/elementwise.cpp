@@ -3,6 +3,7 @@
 // contiguous copies, the status buffer.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
+#include "engine/convert.h"
 
 namespace hg::cuda {
 
@@ -122,26 +124,44 @@ std::vector<PendingCheck>& pending() {
 }
 std::atomic<uint64_t> g_host_waits{0};
 
+// Queues on the stream the reading of every status in `checks` into `host` (kStatusSlots each, in
+// order): gathered on the device into one buffer, then one copy to the host, which is complete
+// once the host has waited for the stream. Returns the device buffer, to keep until then.
+Tensor queue_status_read(const std::vector<PendingCheck>& checks, std::vector<int64_t>& host) {
+  const int64_t n = static_cast<int64_t>(checks.size());
+  Tensor gathered = empty({n * kStatusSlots}, DType::i64, Device::cuda);  // (n, kStatusSlots)
+  for (int64_t first = 0; first < n; first += kGatherMax) {
+    StatusSources src{};
+    src.count = static_cast<int>(std::min<int64_t>(kGatherMax, n - first));
+    for (int i = 0; i < src.count; ++i) src.status[i] = status_ptr(checks[static_cast<size_t>(first + i)].status);
+    HG_CUDA_CHECK(launch_status_gather(src, status_ptr(gathered) + first * kStatusSlots, stream()));
+  }
+  host.assign(static_cast<size_t>(n * kStatusSlots), 0);
+  HG_CUDA_CHECK(cudaMemcpyAsync(host.data(), gathered.raw_data(), host.size() * sizeof(int64_t),
+                                cudaMemcpyDeviceToHost, stream()));
+  return gathered;
+}
+
 }  // namespace
 
 void defer_check(Tensor status, StatusReport report) {
   pending().push_back({std::move(status), std::move(report)});
   // A long run with no copy to the host would hold one status per op: read them now and then.
-  if (pending().size() >= 4096) {
-    HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
-    note_host_wait();
-    run_deferred_checks();
-  }
+  if (pending().size() >= 4096) wait_for_stream();
 }
 
-void run_deferred_checks() {
-  if (pending().empty()) return;
+void wait_for_stream() {
   std::vector<PendingCheck> checks;
   checks.swap(pending());  // a report that throws leaves the list empty, not half read
-  for (const PendingCheck& c : checks) {  // the stream is idle: these copies wait for nothing
+  std::vector<int64_t> host;  // pageable: the copy into it is complete once the stream is
+  Tensor gathered;
+  if (!checks.empty()) gathered = queue_status_read(checks, host);
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));  // the one wait: the caller's work, the gather, its copy
+  note_host_wait();
+  for (size_t i = 0; i < checks.size(); ++i) {
     std::array<int64_t, kStatusSlots> st{};
-    HG_CUDA_CHECK(cudaMemcpyAsync(st.data(), c.status.raw_data(), sizeof st, cudaMemcpyDeviceToHost, stream()));
-    c.report(st);
+    std::copy_n(host.begin() + static_cast<std::ptrdiff_t>(i * kStatusSlots), kStatusSlots, st.begin());
+    checks[i].report(st);
   }
 }
 
@@ -164,18 +184,68 @@ int64_t read_i64_at(const Tensor& t, int64_t flat) {
 
 // ---------------------------------------------------------------- copy, fill, axpy, scale
 
+namespace {
+
+// Element `offset` (in elements, from element 0) of the float device tensor t (for error messages).
+double read_float_at(const Tensor& t, int64_t offset) {
+  double v = 0.0;
+  float f = 0.0f;
+  const bool f32 = t.dtype() == DType::f32;
+  const void* at = f32 ? static_cast<const void*>(static_cast<const float*>(t.raw_data()) + offset)
+                       : static_cast<const void*>(static_cast<const double*>(t.raw_data()) + offset);
+  HG_CUDA_CHECK(cudaMemcpyAsync(f32 ? static_cast<void*>(&f) : static_cast<void*>(&v), at, f32 ? sizeof f : sizeof v,
+                                cudaMemcpyDeviceToHost, stream()));
+  HG_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  note_host_wait();
+  return f32 ? static_cast<double>(f) : v;
+}
+
+// The deferred check of a float -> i64 copy: the kernel's first bad position e (row-major in the
+// destination's shape `to`) read back as the source element there, named as the CPU names it.
+StatusReport conversion_report(const Tensor& src, const Shape& to, const Shape& src_strides) {
+  return [src, to, src_strides](const std::array<int64_t, kStatusSlots>& st) {
+    if (st[kBadIndex] == kNoError) return;
+    int64_t rest = st[kBadIndex], offset = 0, flat = 0, stride = 1;
+    const size_t lead = to.size() - src.shape().size();
+    for (size_t d = to.size(); d-- > 0;) {
+      const int64_t i = rest % to[d];
+      rest /= to[d];
+      offset += i * src_strides[d];
+      if (d >= lead && src.shape()[d - lead] != 1) flat += i * stride;  // its position in src's own shape
+      if (d >= lead) stride *= src.shape()[d - lead];
+    }
+    fail("to(i64) (cuda)", "{}",
+         no_i64_value(src.dtype(), read_float_at(src, offset),
+                      fmt::format("at position {} of the source {}", index_str(src.shape(), flat),
+                                  shape_str(src.shape()))));
+  };
+}
+
+}  // namespace
+
 void copy(const Tensor& dst, const Tensor& src) {
   constexpr std::string_view op = "copy (cuda)";
   require_device(op, dst, "destination");
   require_device(op, src, "source");
   const Shape ss = broadcast_strides(op, src, dst.shape());
   const Geometry<2> g = geometry<2>(op, dst.shape(), {&dst.strides(), &ss});
-  HG_CUDA_CHECK(launch_copy(elem(dst.dtype()), dst.raw_data(), elem(src.dtype()), src.raw_data(), g, stream()));
+  if (dst.dtype() != DType::i64 || !is_floating(src.dtype()) || g.numel == 0) {
+    HG_CUDA_CHECK(
+        launch_copy(elem(dst.dtype()), dst.raw_data(), elem(src.dtype()), src.raw_data(), g, nullptr, stream()));
+    return;
+  }
+  // float -> i64: an element with no int64 value (engine/convert.h) is a deferred Error, as a bad
+  // index is: the copy is queued like any other, and the host reads its status at its next wait.
+  const Tensor status = new_status();
+  HG_CUDA_CHECK(launch_copy(elem(dst.dtype()), dst.raw_data(), elem(src.dtype()), src.raw_data(), g,
+                            status_ptr(status), stream()));
+  defer_check(status, conversion_report(src.detach(), dst.shape(), ss));
 }
 
 void fill(const Tensor& dst, double value) {
   constexpr std::string_view op = "fill (cuda)";
   require_device(op, dst, "destination");
+  if (dst.dtype() == DType::i64 && !fits_i64(value)) fail(op, "{}", no_i64_value(DType::f64, value, "(the fill value)"));
   const Geometry<1> g = geometry<1>(op, dst.shape(), {&dst.strides()});
   HG_CUDA_CHECK(launch_fill(elem(dst.dtype()), dst.raw_data(), value, g, stream()));
 }

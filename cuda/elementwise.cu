@@ -9,41 +9,48 @@
 
 #include "cuda/device_common.cuh"
 #include "cuda/kernels.h"
+#include "engine/convert.h"
 
 namespace hg::cuda {
 namespace {
 
 // ---------------------------------------------------------------- copy, fill, axpy, scale
 
+// Each element converts by engine/convert.h's rule, as the CPU copy_ does. A float to i64 element
+// with no int64 value is written as 0 and its position e (row-major in dst's shape) goes to
+// status[kBadIndex] (the first one is kept); status is null for every other dtype pair.
 template <typename D, typename S>
-__global__ void copy_kernel(D* dst, const S* src, Geometry<2> g) {
+__global__ void copy_kernel(D* dst, const S* src, Geometry<2> g, long long* status) {
   HG_GRID_LOOP(e, g.numel) {
     int64_t off[2];
     offsets_of(g, e, off);
-    dst[off[0]] = static_cast<D>(src[off[1]]);
+    const S v = src[off[1]];
+    if (!convertible<D>(v)) atomicMin(&status[kBadIndex], static_cast<long long>(e));
+    dst[off[0]] = convert_element<D>(v);
   }
 }
 
 template <typename D, typename S>
-cudaError_t copy_as(void* dst, const void* src, const Geometry<2>& g, cudaStream_t s) {
-  copy_kernel<D, S><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<D*>(dst), static_cast<const S*>(src), g);
+cudaError_t copy_as(void* dst, const void* src, const Geometry<2>& g, long long* status, cudaStream_t s) {
+  copy_kernel<D, S>
+      <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<D*>(dst), static_cast<const S*>(src), g, status);
   return cudaGetLastError();
 }
 
 template <typename D>
-cudaError_t copy_to(Elem src_t, void* dst, const void* src, const Geometry<2>& g, cudaStream_t s) {
+cudaError_t copy_to(Elem src_t, void* dst, const void* src, const Geometry<2>& g, long long* status, cudaStream_t s) {
   switch (src_t) {
-    case Elem::f32: return copy_as<D, float>(dst, src, g, s);
-    case Elem::f64: return copy_as<D, double>(dst, src, g, s);
-    case Elem::i64: return copy_as<D, int64_t>(dst, src, g, s);
-    case Elem::b8: return copy_as<D, uint8_t>(dst, src, g, s);
+    case Elem::f32: return copy_as<D, float>(dst, src, g, status, s);
+    case Elem::f64: return copy_as<D, double>(dst, src, g, status, s);
+    case Elem::i64: return copy_as<D, int64_t>(dst, src, g, status, s);
+    case Elem::b8: return copy_as<D, uint8_t>(dst, src, g, status, s);
   }
   return cudaErrorInvalidValue;
 }
 
 template <typename T>
 __global__ void fill_kernel(T* dst, double value, Geometry<1> g) {
-  const T v = static_cast<T>(value);
+  const T v = convert_element<T>(value);  // the host has checked that value converts
   HG_GRID_LOOP(e, g.numel) {
     int64_t off[1];
     offsets_of(g, e, off);
@@ -193,17 +200,26 @@ __global__ void scale_mask_kernel(T* S, int64_t Tq, int64_t Tk, T scale, bool ca
   }
 }
 
+// ---------------------------------------------------------------- status gather
+// out[i · kStatusSlots + k] = src.status[i][k]: the deferred checks' statuses in one buffer.
+__global__ void status_gather_kernel(StatusSources src, long long* out) {
+  HG_GRID_LOOP(e, static_cast<int64_t>(src.count) * kStatusSlots) out[e] = src.status[e / kStatusSlots][e % kStatusSlots];
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- launchers
 
-cudaError_t launch_copy(Elem dst_t, void* dst, Elem src_t, const void* src, const Geometry<2>& g, cudaStream_t s) {
+cudaError_t launch_copy(Elem dst_t, void* dst, Elem src_t, const void* src, const Geometry<2>& g, long long* status,
+                        cudaStream_t s) {
   if (g.numel <= 0) return cudaSuccess;
+  const bool checked = dst_t == Elem::i64 && (src_t == Elem::f32 || src_t == Elem::f64);
+  if (checked != (status != nullptr)) return cudaErrorInvalidValue;  // a status exactly for float -> i64
   switch (dst_t) {
-    case Elem::f32: return copy_to<float>(src_t, dst, src, g, s);
-    case Elem::f64: return copy_to<double>(src_t, dst, src, g, s);
-    case Elem::i64: return copy_to<int64_t>(src_t, dst, src, g, s);
-    case Elem::b8: return copy_to<uint8_t>(src_t, dst, src, g, s);
+    case Elem::f32: return copy_to<float>(src_t, dst, src, g, status, s);
+    case Elem::f64: return copy_to<double>(src_t, dst, src, g, status, s);
+    case Elem::i64: return copy_to<int64_t>(src_t, dst, src, g, status, s);
+    case Elem::b8: return copy_to<uint8_t>(src_t, dst, src, g, status, s);
   }
   return cudaErrorInvalidValue;
 }
@@ -313,6 +329,13 @@ cudaError_t launch_scale_mask(Elem t, void* S, int64_t Tq, int64_t Tk, double sc
         <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(S), Tq, Tk, scale, causal, mask_kind, mask, g);
   else
     return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_status_gather(const StatusSources& src, long long* out, cudaStream_t s) {
+  if (src.count <= 0) return cudaSuccess;
+  if (src.count > kGatherMax) return cudaErrorInvalidValue;
+  status_gather_kernel<<<grid_for(int64_t{src.count} * kStatusSlots), kThreads, 0, s>>>(src, out);
   return cudaGetLastError();
 }
 

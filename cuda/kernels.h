@@ -50,9 +50,12 @@ enum UnaryCode : int {
 };
 enum BinaryCode : int { kAdd, kSub, kMul, kDiv, kReluBackward, kTanhBackward, kGeluBackward, kBinaryCount };
 
-// operands: 0 dst, 1 src (any dtype pair; static_cast, as the CPU's copy_)
-cudaError_t launch_copy(Elem dst_t, void* dst, Elem src_t, const void* src, const Geometry<2>& g, cudaStream_t s);
-// operands: 0 dst
+// operands: 0 dst, 1 src (any dtype pair, converted by engine/convert.h's rule, as the CPU's copy_).
+// status: for a float -> i64 copy (and only then; null otherwise), a status buffer (below) whose
+// [kBadIndex] gets the first position e of an element with no int64 value, written as 0.
+cudaError_t launch_copy(Elem dst_t, void* dst, Elem src_t, const void* src, const Geometry<2>& g, long long* status,
+                        cudaStream_t s);
+// operands: 0 dst; value converted by engine/convert.h's rule (the host checks that it converts)
 cudaError_t launch_fill(Elem t, void* dst, double value, const Geometry<1>& g, cudaStream_t s);
 // dst += alpha * src; operands: 0 dst, 1 src (float types)
 cudaError_t launch_axpy(Elem t, void* dst, const void* src, double alpha, const Geometry<2>& g, cudaStream_t s);
@@ -123,11 +126,21 @@ cudaError_t launch_cross_entropy_backward(Elem t, const void* x, const int64_t* 
                                           void* dx, long long* status, cudaStream_t s);
 // status = {INT64_MAX, INT64_MAX, 0}: no bad index, no NaN row, nothing counted.
 cudaError_t launch_status_init(long long* status, cudaStream_t s);
+// Up to kGatherMax status buffers, by value in the launch's arguments (elementwise.cu).
+constexpr int kGatherMax = 64;
+struct StatusSources {
+  const long long* status[kGatherMax];
+  int count;
+};
+// out[i · kStatusSlots + k] = src.status[i][k] for i < src.count: the pending statuses in one
+// buffer, for one copy to the host (cuda/elementwise.cpp, wait_for_stream).
+cudaError_t launch_status_gather(const StatusSources& src, long long* out, cudaStream_t s);
 
 // out[p, j] = w[idx[p] · sv + j · sd]; out (P, d) contiguous, idx (P,) contiguous
 cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int64_t V, int64_t d, const int64_t* idx,
                              int64_t P, void* out, long long* status, cudaStream_t s);
-// dw[idx[p], j] += g[p, j] (atomicAdd); dw (V, d) zeroed by the caller, g (P, d) contiguous
+// dw[v, j] = Σ_{p: idx[p] = v} g[p, j], summed in position order (the CPU's order: the same bits,
+// run after run); dw (V, d) written whole, g (P, d) contiguous
 cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx, int64_t P, int64_t V, int64_t d,
                                       void* dw, long long* status, cudaStream_t s);
 

@@ -294,8 +294,7 @@ Tensor embedding_backward(const Tensor& g, const Tensor& indices, int64_t V) {
          shape_str(expect), shape_str(indices.shape()), d);
   if (V < 0) fail(op, "V = {} rows is negative", V);
   const Tensor gc = dense(g), idx = dense(indices);
-  Tensor dw = empty({V, d}, g.dtype(), Device::cuda);  // (V, d)
-  cuda::fill(dw, 0.0);
+  Tensor dw = empty({V, d}, g.dtype(), Device::cuda);  // (V, d), every element written by the kernel
   const Tensor status = new_status();
   HG_CUDA_CHECK(launch_embedding_backward(elem(g.dtype()), gc.raw_data(), static_cast<const int64_t*>(idx.raw_data()),
                                           idx.numel(), V, d, dw.raw_data(), status_ptr(status), stream()));

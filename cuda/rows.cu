@@ -2,7 +2,7 @@
 //
 // Reductions and cross-entropy run one block per row of a contiguous (rows, cols) buffer (the
 // CPU's layout: reduced dimensions moved last, ops/reduce.cpp); the embedding runs one thread
-// per element. Indices are checked on the device: an out-of-range one records its position in
+// per element, its backward one block per row of the table. Indices are checked on the device: an out-of-range one records its position in
 // status[kBadIndex] (atomicMin keeps the first) and the host turns that into an hg::Error.
 #include <climits>
 
@@ -17,7 +17,7 @@ namespace {
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     sum_rows_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
-  __shared__ T scratch[32];
+  __shared__ ReduceScratch<T> scratch;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* xr = x + r * cols;  // (cols,)
     T acc = 0;
@@ -77,7 +77,7 @@ template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     cross_entropy_rows_kernel(const T* __restrict__ x, const int64_t* __restrict__ targets, int64_t N, int64_t C,
                               int64_t ignore_index, T* __restrict__ lse, double* __restrict__ loss, long long* status) {
-  __shared__ double scratch[32];
+  __shared__ ReduceScratch<double> scratch;
   const double neg_inf = -INFINITY;
   for (int64_t r = blockIdx.x; r < N; r += gridDim.x) {
     const int64_t t = targets[r];  // the same for the whole block: the branches below are uniform
@@ -111,8 +111,8 @@ template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     cross_entropy_mean_kernel(const double* __restrict__ loss, const int64_t* __restrict__ targets, int64_t N,
                               int64_t ignore_index, T* __restrict__ out, long long* status) {
-  __shared__ double scratch[32];
-  __shared__ long long scratch_n[32];
+  __shared__ ReduceScratch<double> scratch;
+  __shared__ ReduceScratch<long long> scratch_n;
   double total = 0.0;
   long long kept = 0;
   for (int64_t r = threadIdx.x; r < N; r += blockDim.x)
@@ -176,21 +176,39 @@ __global__ void embedding_kernel(const T* __restrict__ w, int64_t sv, int64_t sd
   }
 }
 
-// backward: dw[idx[p], j] += g[p, j] — a row read k times receives the sum of its k gradients.
-__device__ inline void add_to(float* a, float v) { atomicAdd(a, v); }
-__device__ inline void add_to(double* a, double v) { atomicAdd(a, v); }  // sm_60 and later
+// backward: dw[v, j] = Σ_{p: idx[p] = v} g[p, j] — a row read k times receives the sum of its k
+// gradients, added in position order as the CPU adds them (ops/indexing.cpp): the same bits, run
+// after run, where atomicAdd would add in whatever order the threads arrive.
+// One block per (row v, `threads` columns from j0): the block reads the ids a tile at a time into
+// shared memory, and each thread scans the tile in order, adding g[p, j] where ids[p] = v (the
+// whole block takes the same branch; the reads of g along j are coalesced). V · P id reads from
+// shared memory, P · d adds: for TinyCharLM (V = 64, d = 128, P = 128 · 63) 64 blocks of 128
+// threads, each scanning 8064 ids. Block 0 also checks every id (the first bad one's position).
+constexpr int kIdsTile = 1024;
 
 template <typename T>
 __global__ void embedding_backward_kernel(const T* __restrict__ g, const int64_t* __restrict__ idx, int64_t P,
-                                          int64_t V, int64_t d, T* dw, long long* status) {
-  const int64_t dd = d > 0 ? d : 1;
-  HG_GRID_LOOP(e, P * dd) {
-    const int64_t p = e / dd, j = e % dd, id = idx[p];
-    if (id < 0 || id >= V) {
-      if (j == 0) atomicMin(&status[kBadIndex], static_cast<long long>(p));
-      continue;
+                                          int64_t V, int64_t d, int64_t col_blocks, T* __restrict__ dw,
+                                          long long* status) {
+  __shared__ int64_t ids[kIdsTile];
+  const int64_t blocks = (V > 0 ? V : 1) * col_blocks;
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {  // b is the same for the whole block
+    const int64_t v = b / col_blocks, j = (b % col_blocks) * blockDim.x + threadIdx.x;
+    T sum = T(0);
+    for (int64_t p0 = 0; p0 < P; p0 += kIdsTile) {
+      const int64_t n = P - p0 < kIdsTile ? P - p0 : kIdsTile;
+      __syncthreads();  // every thread is done with the previous tile
+      for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+        const int64_t id = idx[p0 + k];
+        ids[k] = id;
+        if (b == 0 && (id < 0 || id >= V)) atomicMin(&status[kBadIndex], static_cast<long long>(p0 + k));
+      }
+      __syncthreads();
+      if (j < d)
+        for (int64_t k = 0; k < n; ++k)
+          if (ids[k] == v) sum += g[(p0 + k) * d + j];
     }
-    if (d > 0) add_to(&dw[id * d + j], g[e]);
+    if (v < V && j < d) dw[v * d + j] = sum;
   }
 }
 
@@ -300,14 +318,20 @@ cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int6
 
 cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx, int64_t P, int64_t V, int64_t d,
                                       void* dw, long long* status, cudaStream_t s) {
-  if (P <= 0) return cudaSuccess;
-  const unsigned grid = grid_for(P * (d > 0 ? d : 1));
+  if (P < 0 || V < 0 || d < 0) return cudaErrorInvalidValue;
+  if (P == 0 && (V == 0 || d == 0)) return cudaSuccess;  // no id to check, no element to write
+  // A block spans up to kThreads columns, whole warps, about d: 128 threads for d = 128.
+  const int64_t threads = d >= kThreads ? kThreads : (d < 32 ? 32 : (d + 31) / 32 * 32);
+  const int64_t col_blocks = d > 0 ? (d + threads - 1) / threads : 1;
+  const int64_t blocks = (V > 0 ? V : 1) * col_blocks;
+  const unsigned grid = static_cast<unsigned>(blocks < kMaxGrid ? blocks : kMaxGrid);
+  const unsigned block = static_cast<unsigned>(threads);
   if (t == Elem::f32)
     embedding_backward_kernel<float>
-        <<<grid, kThreads, 0, s>>>(Buf<float>::in(g), idx, P, V, d, Buf<float>::out(dw), status);
+        <<<grid, block, 0, s>>>(Buf<float>::in(g), idx, P, V, d, col_blocks, Buf<float>::out(dw), status);
   else if (t == Elem::f64)
     embedding_backward_kernel<double>
-        <<<grid, kThreads, 0, s>>>(Buf<double>::in(g), idx, P, V, d, Buf<double>::out(dw), status);
+        <<<grid, block, 0, s>>>(Buf<double>::in(g), idx, P, V, d, col_blocks, Buf<double>::out(dw), status);
   else
     return cudaErrorInvalidValue;
   return cudaGetLastError();

@@ -9,10 +9,15 @@
 //   Jacobian     J_ij = p_i δ_ij − p_i p_j;  its backward dp_k = G_kk − Σ_j (G_kj + G_jk) p_j
 // A row whose entries are all −inf (every key masked) has m = −inf: softmax gives zeros (not the
 // NaN of exp(−inf − (−inf))), log_softmax −inf, and the log_softmax backward passes no gradient.
+// NaN follows the CPU's rule (MaxOp, cuda/device_common.cuh): m is the max of the row's non-NaN
+// entries, so a NaN among finite scores makes the whole row NaN through the sum, while a row of
+// NaN and −inf only counts as masked, as on the CPU.
 //
 // Row kernels run one block per row (blocks loop over rows when there are more than kMaxGrid),
-// each pass a block-wide loop with stride blockDim.x followed by block_reduce. The Jacobian and
-// its backward run one thread per output element. The reference is the CPU; tests/gpu compares.
+// each pass a block-wide loop with stride blockDim.x followed by block_reduce, which hands every
+// thread the same value: the branches on it are uniform over the block, as its barriers need.
+// The Jacobian and its backward run one thread per output element. The reference is the CPU;
+// tests/gpu compares.
 #include "cuda/device_common.cuh"
 #include "cuda/kernels.h"
 #include "cuda/softmax.h"
@@ -23,7 +28,7 @@ namespace {
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     softmax_lastdim_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
-  __shared__ T scratch[32];
+  __shared__ ReduceScratch<T> scratch;
   const T neg_inf = neg_infinity<T>();
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* s = x + r * cols;  // (cols,) the row's scores
@@ -31,7 +36,7 @@ __global__ void __launch_bounds__(kRowThreads)
     T m = neg_inf;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = MaxOp<T>{}(m, s[j]);
     m = block_reduce(m, MaxOp<T>{}, neg_inf, scratch);
-    if (m == neg_inf) {  // every entry masked (the whole block takes this branch)
+    if (m == neg_inf) {  // every entry masked (or NaN, the CPU's rule); m is the block's: all take it
       for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) p[j] = T(0);
       continue;
     }
@@ -45,7 +50,7 @@ __global__ void __launch_bounds__(kRowThreads)
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     log_softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n) {
-  __shared__ T scratch[32];
+  __shared__ ReduceScratch<T> scratch;
   const T neg_inf = neg_infinity<T>();
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* s = x + r * n;  // (n,)
@@ -53,7 +58,7 @@ __global__ void __launch_bounds__(kRowThreads)
     T m = neg_inf;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = MaxOp<T>{}(m, s[j]);
     m = block_reduce(m, MaxOp<T>{}, neg_inf, scratch);
-    if (m == neg_inf) {  // nothing visible: log 0
+    if (m == neg_inf) {  // nothing visible: log 0 (m is the block's: all take the branch)
       for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = neg_inf;
       continue;
     }
@@ -70,7 +75,7 @@ template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     softmax_backward_kernel(const T* __restrict__ p, const T* __restrict__ dp, T* __restrict__ ds, T* __restrict__ D,
                             int64_t rows, int64_t n) {
-  __shared__ T scratch[32];
+  __shared__ ReduceScratch<T> scratch;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* pr = p + r * n;   // (n,) weights
     const T* gr = dp + r * n;  // (n,) dL/dp
@@ -88,7 +93,7 @@ template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     log_softmax_backward_kernel(const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ ds, int64_t rows,
                                 int64_t n) {
-  __shared__ T scratch[32];
+  __shared__ ReduceScratch<T> scratch;
   const T neg_inf = neg_infinity<T>();
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* yr = y + r * n;  // (n,) log-weights

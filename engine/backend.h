@@ -16,8 +16,9 @@
 //     and do not bump its version: the caller (Tensor::copy_, ...) does.
 //   - Work is queued on the one stream; results are ordered after it, and no entry waits for the
 //     device. Entries that check indices on the device (embedding, cross_entropy) report a bad
-//     index (or a NaN loss) at the next copy to the host or synchronize(), which throw its hg::Error
-//     naming the op, the value and its position (cuda/device_ops.h, "deferred checks").
+//     index (or a NaN loss), and copy a float with no int64 value, at the next copy to the host or
+//     synchronize(), which throw its hg::Error naming the op, the value and its position
+//     (cuda/device_ops.h, "deferred checks").
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -79,11 +80,13 @@ struct CudaBackend {
 
   // ---------------------------------------------------------------- device ops: copies
 
-  // dst[i] = src[i] converted to dst's dtype (static_cast, as the CPU copy_), any dtype pair
-  // (f32, f64, i64, b8); src broadcasts to dst's shape. dst may be a strided view (slice
-  // backward, concat). Overlapping dst and src give undefined results. In place.
+  // dst[i] = src[i] converted to dst's dtype by the CPU copy_'s rule (engine/convert.h; a float
+  // with no int64 value is a deferred Error, written as 0), any dtype pair (f32, f64, i64, b8);
+  // src broadcasts to dst's shape. dst may be a strided view (slice backward, concat).
+  // Overlapping dst and src give undefined results. In place.
   void (*copy)(const Tensor& dst, const Tensor& src);
-  // dst[i] = value converted to dst's dtype, any dtype, any strides. In place.
+  // dst[i] = value converted to dst's dtype (engine/convert.h; a value with no int64 value into
+  // an i64 dst is an Error at once), any dtype, any strides. In place.
   void (*fill)(const Tensor& dst, double value);
   // dst += alpha · src (Tensor::add_: gradient accumulation); src broadcasts to dst. In place.
   void (*axpy)(const Tensor& dst, const Tensor& src, double alpha);
@@ -142,7 +145,8 @@ struct CudaBackend {
   // weight (V, d) any strides, indices (...) i64 -> (..., d). An index outside [0, V) is a
   // deferred hg::Error naming it and its position.
   Tensor (*embedding)(const Tensor& weight, const Tensor& indices);
-  // dweight (V, d) = scatter-add of g (..., d) into the rows `indices` (...) name.
+  // dweight (V, d) = scatter-add of g (..., d) into the rows `indices` (...) name, each element
+  // summed over positions in order, as on the CPU: deterministic, the CPU's bits.
   Tensor (*embedding_backward)(const Tensor& g, const Tensor& indices, int64_t V);
   // The mean cross-entropy over rows whose target is not ignore_index: logits (..., C),
   // targets (...) i64 -> 0-d, in the logits' dtype (0 when no row is kept). When given:

@@ -21,5 +21,8 @@ std::string shape_str(const Shape& s);  // "(3, 2)"
 std::string index_str(const Shape& s, int64_t flat);  // the row-major position `flat` as "[1, 0]"
 int64_t shape_numel(const Shape& s);
 Shape contiguous_strides(const Shape& s);
+// The text of the hg::Error for a float that has no i64 value (engine/convert.h), on either
+// device: the dtype and value, `where` it is ("at position [1] of the source (3,)"), what to do.
+std::string no_i64_value(DType from, double v, const std::string& where);
 
 }  // namespace hg

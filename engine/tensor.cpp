@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "engine/convert.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -23,6 +24,14 @@ namespace hg {
 
 namespace {
 std::atomic<uint64_t> g_next_id{1};
+
+// v, a double written into a tensor of element type T, converted by engine/convert.h's rule; a
+// value with no int64 value is an Error naming op and `where` the value goes.
+template <typename T>
+T element_from_double(const char* op, double v, const char* where) {
+  if (!convertible<T>(v)) fail(op, "{}", no_i64_value(DType::f64, v, where));
+  return convert_element<T>(v);
+}
 }  // namespace
 
 uint64_t next_tensor_id() { return g_next_id++; }
@@ -170,7 +179,13 @@ Tensor tensor(const std::vector<double>& values, const Shape& shape, DType t) {
   Tensor out = empty(shape, t);
   dispatch_any(t, [&]<typename T>() {
     T* p = out.data_ptr<T>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!convertible<T>(values[i]))
+        fail("tensor", "{}",
+             no_i64_value(DType::f64, values[i],
+                          fmt::format("at position {} of {}", index_str(shape, static_cast<int64_t>(i)), shape_str(shape))));
+      p[i] = convert_element<T>(values[i]);
+    }
   });
   return out;
 }
@@ -279,8 +294,12 @@ std::vector<double> Tensor::to_vector() const {
 }
 
 std::vector<int64_t> Tensor::to_int_vector() const {
-  std::vector<double> v = to_vector();
-  return std::vector<int64_t>(v.begin(), v.end());
+  check_defined("to_int_vector");
+  // Through to(i64), not through double: i64 values beyond 2^53 stay exact, and a float that has
+  // no int64 value is the conversion's Error, not an undefined cast.
+  Tensor c = to(DType::i64).to(Device::cpu).contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + c.numel());
 }
 
 // ---------------------------------------------------------------- in-place writes
@@ -290,11 +309,12 @@ void Tensor::bump_version() { ++impl_->storage->version; }
 Tensor& Tensor::fill_(double v) {
   check_defined("fill_");
   check_inplace(*this, "fill_");
+  if (dtype() == DType::i64 && !fits_i64(v)) fail("fill_", "{}", no_i64_value(DType::f64, v, "(the fill value)"));
   if (device() == Device::cuda) {
     require_cuda("fill_").fill(*this, v);
   } else {
     dispatch_any(dtype(), [&]<typename T>() {
-      const T value = static_cast<T>(v);
+      const T value = convert_element<T>(v);  // engine/convert.h; checked above
       for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),
                       [&](int64_t n, std::tuple<T*> p, const std::array<int64_t, 1>& st) {
                         T* d = std::get<0>(p);
@@ -315,7 +335,9 @@ void Tensor::set_at(std::initializer_list<int64_t> idx, double v) {
   check_cpu(*this, "set_at");
   check_inplace(*this, "set_at");
   int64_t off = index_offset(*this, idx, "set_at");
-  dispatch_any(dtype(), [&]<typename T>() { static_cast<T*>(impl_->storage->data)[off] = static_cast<T>(v); });
+  dispatch_any(dtype(), [&]<typename T>() {
+    static_cast<T*>(impl_->storage->data)[off] = element_from_double<T>("set_at", v, "(the value written)");
+  });
   bump_version();
 }
 
@@ -325,24 +347,50 @@ void Tensor::set_flat(int64_t i, double v) {
   check_inplace(*this, "set_flat");
   if (i < 0 || i >= numel()) fail("set_flat", "index {} out of range for {} elements", i, numel());
   int64_t off = flat_to_offset(*this, i);
-  dispatch_any(dtype(), [&]<typename T>() { static_cast<T*>(impl_->storage->data)[off] = static_cast<T>(v); });
+  dispatch_any(dtype(), [&]<typename T>() {
+    static_cast<T*>(impl_->storage->data)[off] = element_from_double<T>("set_flat", v, "(the value written)");
+  });
   bump_version();
 }
 
 namespace {
 
-// dst[...] = src[...] over dst's shape; src may broadcast (stride 0) and differ in dtype.
+// A float src converted to i64: every element must have an int64 value (engine/convert.h), else
+// an Error naming the first one that has none, in src's row-major order. Nothing is written.
+template <typename S>
+void check_fits_i64(const Tensor& src) {
+  std::atomic<bool> bad{false};
+  for_each_row<const S>(src.shape(), {&src.strides()}, std::make_tuple(static_cast<const S*>(src.raw_data())),
+                        [&bad](int64_t n, std::tuple<const S*> p, const std::array<int64_t, 1>& st) {
+                          const S* s = std::get<0>(p);
+                          bool row_bad = false;
+                          for (int64_t i = 0; i < n; ++i) row_bad |= !fits_i64(s[i * st[0]]);
+                          if (row_bad) bad.store(true, std::memory_order_relaxed);
+                        });
+  if (!bad.load()) return;
+  for (int64_t i = 0; i < src.numel(); ++i) {  // the rare failure: find the first one
+    const double v = src.get_flat(i);
+    if (!fits_i64(v))
+      fail("to(i64)", "{}",
+           no_i64_value(src.dtype(), v,
+                        fmt::format("at position {} of the source {}", index_str(src.shape(), i), shape_str(src.shape()))));
+  }
+}
+
+// dst[...] = src[...] over dst's shape; src may broadcast (stride 0) and differ in dtype. Each
+// element converts by engine/convert.h's rule, as the CUDA copy kernel does.
 void copy_cpu(const Tensor& dst, const Tensor& src, const Shape& src_strides) {
   dispatch_any(dst.dtype(), [&]<typename D>() {
     dispatch_any(src.dtype(), [&]<typename S>() {
+      if constexpr (std::is_same_v<D, int64_t> && std::is_floating_point_v<S>) check_fits_i64<S>(src);
       for_each_row<D, const S>(dst.shape(), {&dst.strides(), &src_strides},
                                std::make_tuple(dst.data_ptr<D>(), static_cast<const S*>(src.raw_data())),
                                [](int64_t n, std::tuple<D*, const S*> p, const std::array<int64_t, 2>& st) {
                                  auto [d, s] = p;
                                  if (st[0] == 1 && st[1] == 1) {  // unit strides: a loop the compiler vectorises
-                                   for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);
+                                   for (int64_t i = 0; i < n; ++i) d[i] = convert_element<D>(s[i]);
                                  } else {
-                                   for (int64_t i = 0; i < n; ++i) d[i * st[0]] = static_cast<D>(s[i * st[1]]);
+                                   for (int64_t i = 0; i < n; ++i) d[i * st[0]] = convert_element<D>(s[i * st[1]]);
                                  }
                                });
     });

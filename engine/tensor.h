@@ -110,7 +110,14 @@ class Tensor {
   Tensor clone() const;       // always a copy (differentiable)
   Tensor detach() const;      // shares storage and version counter; not on the tape
 
-  // Conversions (differentiable for float->float dtype changes and device moves).
+  // Conversions (differentiable for float->float dtype changes and device moves). Elements
+  // convert by one rule on both devices (engine/convert.h), as do copy_, fill_ and the factories:
+  //   to b8: v != 0 (PyTorch's rule; NaN is true). b8 to a number: 0 or 1.
+  //   float to i64: truncation toward zero. NaN, ±inf and values outside [-2^63, 2^63) have no
+  //     int64 value: an hg::Error naming the value and its position — at once on the CPU; on CUDA
+  //     at the next copy to the host or synchronize(), as the device's index checks are
+  //     (engine/backend.h), the bad elements written as 0 until then.
+  //   everything else: as static_cast (round to nearest; f64 -> f32 overflows to ±inf).
   Tensor to(DType t) const;
   Tensor to(Device d) const;
 

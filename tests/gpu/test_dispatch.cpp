@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/convert.h"
 #include "gpu_compare.h"
 #include "handgrad.h"
 
@@ -170,6 +171,88 @@ TEST_CASE("the engine on cuda: copies across devices and dtypes, strided writes,
   f.add_(gpu(x.slice(1, 0, 4).slice(0, 0, 3)), -0.5).mul_(3.0);
   fh.add_(x.slice(1, 0, 4).slice(0, 0, 3), -0.5).mul_(3.0);
   expect_close("add_ then mul_ on cuda", f, fh, DType::f64);
+}
+
+namespace {
+
+const double kNaN = std::nan("");
+constexpr double kTwo63 = 9223372036854775808.0;  // 2^63
+
+// The text of the Error `f` throws, after its op ("to(i64): " or "to(i64) (cuda): "); "" if none.
+std::string error_after_op(const std::function<void()>& f, const std::string& op) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind(op + ": ", 0) == 0);
+    return what.rfind(op + ": ", 0) == 0 ? what.substr(op.size() + 2) : what;
+  }
+  FAIL_CHECK("no Error from ", op);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("conversions on cuda follow the CPU's rule on the edge values: to(b8) is v != 0, to(i64) truncates or fails") {
+  // engine/convert.h: the values where a static_cast differs between g++ and the GPU (negatives to
+  // an unsigned byte, NaN, ±inf and out-of-range to i64), and their neighbours.
+  const std::vector<double> edge = {-1.42, -1.0, -0.0, 0.0, 0.3, 255.0, 256.0, -256.0, 1e-300,
+                                    kNaN,  kInf, -kInf, 2.7, -2.7, std::nextafter(kTwo63, 0.0), -kTwo63, 1e18};
+  const int64_t n = static_cast<int64_t>(edge.size());
+  for (DType t : kFloatTypes) {
+    CAPTURE(dtype_name(t));
+    const Tensor x = tensor(edge, {n}, t);
+    std::vector<double> finite;  // the values with an int64 value, once rounded to t
+    for (double v : x.to_vector())
+      if (fits_i64(v)) finite.push_back(v);
+    const Tensor xf = tensor(finite, {static_cast<int64_t>(finite.size())}, t);
+    // device -> device, host -> device (converted on the device after the upload), device -> host
+    expect_equal("to(b8) of the edge values", gpu(x).to(DType::b8), x.to(DType::b8));
+    Tensor up = zeros({n}, DType::b8, Device::cuda);
+    up.copy_(x);
+    expect_equal("copy_ host -> device into b8", up, x.to(DType::b8));
+    Tensor down = zeros({n}, DType::b8);
+    down.copy_(gpu(x));
+    CHECK(down.to_vector() == x.to(DType::b8).to_vector());
+    CHECK(gpu(xf).to(DType::i64).to_int_vector() == xf.to(DType::i64).to_int_vector());
+    CHECK(gpu(x).to(DType::b8).to(t).to_vector() == x.to(DType::b8).to(t).to_vector());  // b8 reads as 0 or 1
+
+    // Each value without an int64 value, alone and behind a good one: the same Error on both
+    // devices (the GPU's at the first look at the result), the same value and position.
+    for (double bad : {kNaN, kInf, -kInf, kTwo63, 1e30}) {
+      CAPTURE(bad);
+      const Tensor b = tensor({1.5, bad, -7.0, bad}, {2, 2}, t);  // first bad one at [0, 1]
+      const std::string cpu = error_after_op([&] { (void)b.to(DType::i64); }, "to(i64)");
+      CHECK(cpu.find("value") != std::string::npos);
+      CHECK(cpu.find("at position [0, 1] of the source (2, 2)") != std::string::npos);
+      CHECK(error_after_op([&] { (void)gpu(b).to(DType::i64).to_vector(); }, "to(i64) (cuda)") == cpu);
+      Tensor into = zeros({2, 2}, DType::i64, Device::cuda);
+      into.copy_(b);  // host -> device: converted on the device, the check deferred like the others
+      CHECK(error_after_op([&] { (void)into.to_vector(); }, "to(i64) (cuda)") == cpu);
+      Tensor host = zeros({2, 2}, DType::i64);  // device -> host: converted on the device, read at once
+      CHECK(error_after_op([&] { host.copy_(gpu(b)); }, "to(i64) (cuda)") == cpu);
+      // A source that copy_ broadcasts: the position is the source's own, [0, 1] of (1, 2).
+      Tensor wide = zeros({3, 2}, DType::i64, Device::cuda), wide_host = zeros({3, 2}, DType::i64);
+      wide.copy_(gpu(b).slice(0, 0, 1));
+      CHECK(error_after_op([&] { (void)wide.to_vector(); }, "to(i64) (cuda)") ==
+            error_after_op([&] { wide_host.copy_(b.slice(0, 0, 1)); }, "to(i64)"));
+    }
+  }
+  // The check is deferred: queued, no host wait; a good conversion afterwards reads cleanly.
+  const Tensor bad_dev = gpu(tensor({kNaN}, {1}, DType::f64));
+  const uint64_t waits = cu().host_waits();
+  const Tensor converted = bad_dev.to(DType::i64);
+  CHECK(cu().host_waits() == waits);
+  CHECK_THROWS_WITH_AS(cu().synchronize(), doctest::Contains("to(i64) (cuda): float64 value nan at position [0]"), Error);
+  CHECK(gpu(tensor({-3.5}, {1}, DType::f64)).to(DType::i64).to_int_vector() == std::vector<int64_t>{-3});
+  // i64 -> b8, and fill_ with the same rule (a value with no int64 value refused at once)
+  expect_equal("to(b8) of i64", gpu(index_tensor({-1, 0, 2, 256}, {4})).to(DType::b8),
+               index_tensor({-1, 0, 2, 256}, {4}).to(DType::b8));
+  expect_equal("fill_(-1.42) of b8", zeros({3}, DType::b8, Device::cuda).fill_(-1.42), full({3}, -1.42, DType::b8));
+  expect_equal("fill_(nan) of b8", zeros({3}, DType::b8, Device::cuda).fill_(kNaN), full({3}, kNaN, DType::b8));
+  Tensor ids = zeros({3}, DType::i64, Device::cuda);
+  CHECK_THROWS_WITH_AS(ids.fill_(kNaN), doctest::Contains("fill_: float64 value nan (the fill value)"), Error);
+  CHECK_THROWS_WITH_AS(cu().fill(ids, -kInf), doctest::Contains("fill (cuda): float64 value -inf"), Error);
 }
 
 TEST_CASE("a graph that crosses devices: to(cuda) and back, gradients land on the leaf's device") {

@@ -6,12 +6,15 @@
 //
 // Float32 on both devices: results differ in their last bits (other summation orders), so the
 // measurements are compared with the float32 bound of gpu_compare.h (‖gpu − cpu‖ / ‖cpu‖ < 1e-5),
-// and accuracies (argmax counts) may differ by one near-tied target.
+// and what is decided by an argmax or an order of such numbers (accuracies, the diagonal
+// fraction, which heads are strongest) may differ only where the CPU's numbers nearly tie.
 #ifdef HANDGRAD_WITH_LABKIT
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,37 @@ void check_close(const std::string& what, const std::vector<double>& gpu, const 
 }
 void check_close(const std::string& what, double gpu, double cpu) {
   check_close(what, std::vector<double>{gpu}, std::vector<double>{cpu});
+}
+
+// The rows of C (V, V) whose largest entry leads the next one by at most `margin`: the rows whose
+// argmax a last-bit difference can move.
+int64_t near_tied_rows(const Tensor& C, double margin) {
+  const int64_t V = C.size(0);
+  const std::vector<double> v = C.contiguous().to_vector();
+  int64_t n = 0;
+  for (int64_t a = 0; a < V; ++a) {
+    std::vector<double> row(v.begin() + a * V, v.begin() + (a + 1) * V);
+    std::sort(row.begin(), row.end(), std::greater<>());
+    n += V > 1 && row[0] - row[1] <= margin;
+  }
+  return n;
+}
+
+// An order of heads by score, the GPU's against the CPU's, where the GPU's scores are within
+// ‖gpu − cpu‖ < tol ‖cpu‖ of the CPU's (check_close): two heads may swap places only if the CPU's
+// scores of the two are within 2 tol ‖cpu‖ of each other.
+void check_same_order(const std::string& what, const std::vector<int64_t>& gpu, const std::vector<int64_t>& cpu,
+                      const std::vector<double>& cpu_scores) {
+  REQUIRE(gpu.size() == cpu.size());
+  double norm = 0.0;
+  for (double s : cpu_scores) norm += s * s;
+  norm = std::sqrt(norm);
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (gpu[i] == cpu[i]) continue;
+    const double a = cpu_scores[static_cast<size_t>(gpu[i])], b = cpu_scores[static_cast<size_t>(cpu[i])];
+    INFO(what, ": place ", i, " is head ", gpu[i], " on the GPU, head ", cpu[i], " on the CPU (CPU scores ", a, ", ", b, ")");
+    CHECK(std::abs(a - b) <= 2 * tolerance(DType::f32) * norm);
+  }
 }
 
 }  // namespace
@@ -137,12 +171,18 @@ TEST_CASE("induction on cuda: the lab's measurements on a model copied to the GP
   // C is float64 arithmetic on the same float32 weights: it agrees to float64 rounding.
   const Tensor cc = ov_copy_matrix(cpu_model, 1), gc = ov_copy_matrix(gpu_model, 1);
   expect_close("ov_copy_matrix block 2", gc, cc, DType::f64);
-  CHECK(diagonal_fraction(gc) == diagonal_fraction(cc));
+  // A row's argmax may move only where its two largest entries tie: within 1e-9 max|C|, far above
+  // the float64 rounding the two matrices differ by (each entry by < 1e-12 ‖C‖ ≤ 1.6e-11 max|C|).
+  double scale = 0.0;
+  for (double c : cc.to_vector()) scale = std::max(scale, std::abs(c));
+  const int64_t ties = near_tied_rows(cc, 1e-9 * scale);
+  MESSAGE("diagonal_fraction ", diagonal_fraction(gc), " (gpu) ", diagonal_fraction(cc), " (cpu), near-tied rows ", ties);
+  CHECK(std::abs(diagonal_fraction(gc) - diagonal_fraction(cc)) <= static_cast<double>(ties) / cc.size(0) + 1e-12);
 
   const Ablations cab = ablate_heads(cpu_model, hb, cs), gab = ablate_heads(gpu_model, db, gs);
   check_close("ablate_heads baseline", gab.baseline, cab.baseline);
   for (size_t l = 0; l < 2; ++l) check_close(fmt::format("ablate_heads block {}", l + 1), gab.single[l], cab.single[l]);
-  CHECK(gab.strongest == cab.strongest);
+  check_same_order("ablate_heads strongest", gab.strongest, cab.strongest, cs.induction.back());
   check_close("ablate_heads strongest pair", gab.strongest_pair, cab.strongest_pair);
   for (int64_t l = 0; l < 2; ++l)
     for (int64_t h = 0; h < 2; ++h) CHECK_FALSE(gpu_model.is_ablated(l, h));  // restored

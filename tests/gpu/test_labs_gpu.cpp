@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -92,6 +93,26 @@ void compare_traces(LabDiff& diff, const std::string& prefix, const AttentionTra
 }
 
 std::vector<double> row(const Tensor& t, int64_t i) { return t.select(0, i).to_vector(); }
+
+// Histograms of numbers computed on each device (the lab's bins): a number within its last-bit
+// difference of a bin edge may fall in the neighbouring bin on the other device, so the counts
+// may differ, but only by numbers that land in another bin, each within 1e-12 of the CPU's.
+void check_histograms(const std::string& what, const std::vector<double>& gpu, const std::vector<double>& cpu, int bins,
+                      double lo, double hi) {
+  REQUIRE(gpu.size() == cpu.size());
+  int64_t moved = 0;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (histogram({gpu[i]}, bins, lo, hi) == histogram({cpu[i]}, bins, lo, hi)) continue;
+    ++moved;
+    INFO(what, ": number ", i, " is ", gpu[i], " on the GPU, ", cpu[i], " on the CPU, in another bin");
+    CHECK(std::abs(gpu[i] - cpu[i]) <= 1e-12);
+  }
+  const std::vector<int64_t> hg = histogram(gpu, bins, lo, hi), hc = histogram(cpu, bins, lo, hi);
+  int64_t differ = 0;
+  for (size_t b = 0; b < hg.size(); ++b) differ += std::abs(hg[b] - hc[b]);
+  MESSAGE(what, ": ", moved, " of ", gpu.size(), " numbers in another bin on the GPU");
+  CHECK(differ <= 2 * moved);
+}
 
 const ThreeTokenVariant kText{.causal = true, .scaled = true};
 const ThreeTokenVariant kVariants[] = {kText, {.causal = false, .scaled = true}, {.causal = true, .scaled = false}};
@@ -269,7 +290,7 @@ TEST_CASE("labs on cuda: saturation, 5000 draws, seed 0") {
     diff.number(s + " median largest weight", g->median_max_weight, c->median_max_weight);
     diff.number(s + " mean entropy", g->mean_entropy, c->mean_entropy);
     diff.number(s + " score std", g->score_std, c->score_std);
-    CHECK(histogram(g->max_weights, 10, 0.0, 1.0) == histogram(c->max_weights, 10, 0.0, 1.0));
+    check_histograms(s + " histogram of the largest weights", g->max_weights, c->max_weights, 10, 0.0, 1.0);
   }
   diff.report();
   CHECK(std::abs(gpu.unscaled.median_max_weight - 0.978) <= 0.02);

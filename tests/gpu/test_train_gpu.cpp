@@ -1,8 +1,11 @@
 // The training path's device ops against the CPU: RoPE forward and backward (strided head views,
 // a start position), the ALiBi bias and the sinusoidal table, the fused AdamW update (the same
-// bits as the CPU's), SGD, and optimizer state that follows the parameters between devices.
+// bits as the CPU's), SGD, optimizer state that follows the parameters between devices, and
+// embedding's backward (the same bits as the CPU's).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <string>
 #include <vector>
 
 #include "gpu_compare.h"
@@ -127,4 +130,41 @@ TEST_CASE("a training step on cuda never waits for the device: embedding, matmul
   CHECK(cuda_backend()->host_waits() == waits + 1);
   MESSAGE("loss ", first, " -> ", later, " after 3 more steps");
   CHECK(later < first);
+}
+
+TEST_CASE("embedding's backward on cuda: the CPU's bits (position order, no atomics), the same on every run") {
+  // TinyCharLM's sizes (V 64, d 128, 128 x 63 positions), then a table wider than one block of
+  // columns with more positions than one tile of ids (1024), and a narrow one; in the last two the
+  // ids stay below `hi`: heavy repeats, and rows no position reads (their gradient is 0).
+  struct Case {
+    int64_t V, d;
+    Shape ids;
+    DType t;
+    int64_t hi;
+  };
+  const Case cases[] = {{64, 128, {128, 63}, DType::f32, 64}, {7, 300, {1400}, DType::f64, 5}, {9, 5, {2, 3}, DType::f32, 6}};
+  Generator gen(405);
+  for (const Case& c : cases) {
+    const std::string what = fmt::format("embedding backward V {} d {} ids {} {}", c.V, c.d, shape_str(c.ids),
+                                         dtype_name(c.t));
+    CAPTURE(what);
+    const Tensor ids = randint(c.ids, gen, 0, c.hi);
+    Shape gs = c.ids;
+    gs.push_back(c.d);
+    const Tensor g = randn(gs, gen, c.t);
+    Tensor w = zeros({c.V, c.d}, c.t).requires_grad_();
+    embedding(w, ids).backward(g);
+    Tensor dw[2];
+    for (Tensor& out : dw) {
+      Tensor wg = zeros({c.V, c.d}, c.t, Device::cuda).requires_grad_();
+      embedding(wg, gpu(ids)).backward(gpu(g));
+      out = wg.grad();
+    }
+    expect_equal(what + ": the CPU's bits", dw[0], w.grad());
+    CHECK(dw[1].to_vector() == dw[0].to_vector());
+  }
+  // A bad id is reported by the backward's deferred check too, at the first look at a result.
+  const Tensor bad = gpu(index_tensor({1, 2, 9, 0}, {4}));
+  const Tensor dw = cu().embedding_backward(gpu(randn({4, 3}, gen, DType::f32)), bad, 5);
+  CHECK_THROWS_WITH_AS(dw.to_vector(), doctest::Contains("index 9 at position [2] of indices (4,)"), Error);
 }
