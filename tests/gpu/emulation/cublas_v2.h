@@ -1,7 +1,8 @@
 // tests/gpu/emulation/cublas_v2.h — the cuBLAS calls handgrad makes, emulated on the CPU:
 // column-major gemm computed from its definition, with cuBLAS's documented argument checks
 // (lda ≥ max(1, rows of the stored A), ...), so the row-major transposition trick of
-// cuda/gemm.cpp is checked against what cuBLAS would accept and compute.
+// cuda/gemm.cpp is checked against what cuBLAS would accept and compute. A, B and C must be device
+// memory (memory.cpp), alpha and beta host scalars (the default CUBLAS_POINTER_MODE_HOST).
 #pragma once
 #include "cuda_runtime_api.h"
 
@@ -31,6 +32,7 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, in
   if (m < 0 || n < 0 || k < 0 || count < 0) return CUBLAS_STATUS_INVALID_VALUE;
   if (lda < at_least(ta == CUBLAS_OP_N ? m : k) || ldb < at_least(tb == CUBLAS_OP_N ? k : n) || ldc < at_least(m))
     return CUBLAS_STATUS_INVALID_VALUE;
+  DeviceScope scope;  // A, B and C are device memory; alpha and beta are host scalars
   for (int b = 0; b < count; ++b) {
     const T* Ab = A + b * sa;
     const T* Bb = B + b * sb;
