@@ -1,5 +1,6 @@
-// engine/tensor.cpp — metadata, element access, in-place writes, factories.
-// Storage lives in engine/storage.cpp, the differentiable views in engine/views.cpp.
+// engine/tensor.cpp — metadata, autograd accessors, factories, element access (one element read
+// or written). Whole-tensor writes and copies across dtypes and devices are engine/copy.cpp,
+// printing engine/print.cpp, storage engine/storage.cpp, the differentiable views engine/views.cpp.
 #include "engine/tensor.h"
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
+#include "engine/tensor_internal.h"
 
 namespace hg {
 
@@ -254,13 +256,13 @@ int64_t index_offset(const Tensor& t, std::initializer_list<int64_t> idx, const 
   return off;
 }
 
+}  // namespace
+
 void check_inplace(const Tensor& t, const char* op) {
   if (t.requires_grad() && grad_enabled())
     fail(op, "in-place write to {}, which requires grad; the tape would not see it. Wrap the write in "
          "hg::NoGradGuard (as an optimizer step does) or write to .detach()", t.describe());
 }
-
-}  // namespace
 
 double Tensor::item() const {
   check_defined("item");
@@ -306,30 +308,6 @@ std::vector<int64_t> Tensor::to_int_vector() const {
 
 void Tensor::bump_version() { ++impl_->storage->version; }
 
-Tensor& Tensor::fill_(double v) {
-  check_defined("fill_");
-  check_inplace(*this, "fill_");
-  if (dtype() == DType::i64 && !fits_i64(v)) fail("fill_", "{}", no_i64_value(DType::f64, v, "(the fill value)"));
-  if (device() == Device::cuda) {
-    require_cuda("fill_").fill(*this, v);
-  } else {
-    dispatch_any(dtype(), [&]<typename T>() {
-      const T value = convert_element<T>(v);  // engine/convert.h; checked above
-      for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),
-                      [&](int64_t n, std::tuple<T*> p, const std::array<int64_t, 1>& st) {
-                        T* d = std::get<0>(p);
-                        if (st[0] == 1) {  // unit stride: a loop the compiler vectorises
-                          std::fill(d, d + n, value);
-                        } else {
-                          for (int64_t i = 0; i < n; ++i) d[i * st[0]] = value;
-                        }
-                      });
-    });
-  }
-  bump_version();
-  return *this;
-}
-
 void Tensor::set_at(std::initializer_list<int64_t> idx, double v) {
   check_defined("set_at");
   check_cpu(*this, "set_at");
@@ -351,188 +329,6 @@ void Tensor::set_flat(int64_t i, double v) {
     static_cast<T*>(impl_->storage->data)[off] = element_from_double<T>("set_flat", v, "(the value written)");
   });
   bump_version();
-}
-
-namespace {
-
-// A float src converted to i64: every element must have an int64 value (engine/convert.h), else
-// an Error naming the first one that has none, in src's row-major order. Nothing is written.
-template <typename S>
-void check_fits_i64(const Tensor& src) {
-  std::atomic<bool> bad{false};
-  for_each_row<const S>(src.shape(), {&src.strides()}, std::make_tuple(static_cast<const S*>(src.raw_data())),
-                        [&bad](int64_t n, std::tuple<const S*> p, const std::array<int64_t, 1>& st) {
-                          const S* s = std::get<0>(p);
-                          bool row_bad = false;
-                          for (int64_t i = 0; i < n; ++i) row_bad |= !fits_i64(s[i * st[0]]);
-                          if (row_bad) bad.store(true, std::memory_order_relaxed);
-                        });
-  if (!bad.load()) return;
-  for (int64_t i = 0; i < src.numel(); ++i) {  // the rare failure: find the first one
-    const double v = src.get_flat(i);
-    if (!fits_i64(v))
-      fail("to(i64)", "{}",
-           no_i64_value(src.dtype(), v,
-                        fmt::format("at position {} of the source {}", index_str(src.shape(), i), shape_str(src.shape()))));
-  }
-}
-
-// dst[...] = src[...] over dst's shape; src may broadcast (stride 0) and differ in dtype. Each
-// element converts by engine/convert.h's rule, as the CUDA copy kernel does.
-void copy_cpu(const Tensor& dst, const Tensor& src, const Shape& src_strides) {
-  dispatch_any(dst.dtype(), [&]<typename D>() {
-    dispatch_any(src.dtype(), [&]<typename S>() {
-      if constexpr (std::is_same_v<D, int64_t> && std::is_floating_point_v<S>) check_fits_i64<S>(src);
-      for_each_row<D, const S>(dst.shape(), {&dst.strides(), &src_strides},
-                               std::make_tuple(dst.data_ptr<D>(), static_cast<const S*>(src.raw_data())),
-                               [](int64_t n, std::tuple<D*, const S*> p, const std::array<int64_t, 2>& st) {
-                                 auto [d, s] = p;
-                                 if (st[0] == 1 && st[1] == 1) {  // unit strides: a loop the compiler vectorises
-                                   for (int64_t i = 0; i < n; ++i) d[i] = convert_element<D>(s[i]);
-                                 } else {
-                                   for (int64_t i = 0; i < n; ++i) d[i * st[0]] = convert_element<D>(s[i * st[1]]);
-                                 }
-                               });
-    });
-  });
-}
-
-// Strides that read `src` as if it had shape `to` (numpy broadcasting), or fail naming `op`.
-Shape broadcast_strides_for(const Tensor& src, const Shape& to, const char* op) {
-  const Shape& s = src.shape();
-  if (s.size() > to.size()) fail(op, "cannot broadcast shape {} to {}", shape_str(s), shape_str(to));
-  Shape st(to.size(), 0);
-  size_t lead = to.size() - s.size();
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == to[lead + i]) st[lead + i] = src.strides()[i];
-    else if (s[i] != 1) fail(op, "cannot broadcast shape {} to {}", shape_str(s), shape_str(to));
-  }
-  return st;
-}
-
-}  // namespace
-
-Tensor& Tensor::copy_(const Tensor& src) {
-  check_defined("copy_");
-  src.check_defined("copy_ (source)");
-  check_inplace(*this, "copy_");
-  if (device() == Device::cpu && src.device() == Device::cpu) {
-    copy_cpu(*this, src, broadcast_strides_for(src, shape(), "copy_"));
-  } else if (device() == Device::cuda && src.device() == Device::cuda) {
-    broadcast_strides_for(src, shape(), "copy_");  // the shape check, with the CPU path's message
-    require_cuda("copy_").copy(*this, src);
-  } else if (device() == Device::cuda) {
-    // host -> device: the source as one contiguous host buffer (broadcast and dtype conversion
-    // happen on the device), uploaded, then copied into this tensor's layout
-    broadcast_strides_for(src, shape(), "copy_");
-    const CudaBackend& cu = require_cuda("copy_");
-    Tensor host = src.detach().contiguous();
-    Tensor staged = is_contiguous() && host.shape() == shape() && host.dtype() == dtype() ? *this
-                                                                                           : empty(host.shape(), host.dtype(), Device::cuda);
-    cu.memcpy_h2d(staged.raw_data(), host.raw_data(), static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
-    if (staged.raw_data() != raw_data()) cu.copy(*this, staged);
-  } else {
-    // device -> host: converted and broadcast on the device into a contiguous buffer, downloaded
-    broadcast_strides_for(src, shape(), "copy_");
-    const CudaBackend& cu = require_cuda("copy_");
-    Tensor dev = src.detach();
-    if (dev.shape() != shape() || dev.dtype() != dtype() || !dev.is_contiguous()) {
-      Tensor packed = empty(shape(), dtype(), Device::cuda);
-      cu.copy(packed, dev);
-      dev = packed;
-    }
-    Tensor host = is_contiguous() ? *this : empty(shape(), dtype());
-    cu.memcpy_d2h(host.raw_data(), dev.raw_data(), static_cast<size_t>(numel()) * dtype_size(dtype()));
-    if (host.raw_data() != raw_data()) copy_cpu(*this, host, host.strides());
-  }
-  bump_version();
-  return *this;
-}
-
-Tensor& Tensor::add_(const Tensor& other, double alpha) {
-  check_defined("add_");
-  check_inplace(*this, "add_");
-  if (other.shape() != shape() || other.dtype() != dtype() || other.device() != device())
-    fail("add_", "{} += {}: needs the same shape, dtype and device", describe(), other.describe());
-  if (device() == Device::cuda) {
-    require_cuda("add_").axpy(*this, other, alpha);
-    bump_version();
-    return *this;
-  }
-  dispatch_float(dtype(), "add_", [&]<typename T>() {
-    const T a = static_cast<T>(alpha);
-    for_each_row<T, const T>(shape(), {&strides(), &other.strides()},
-                             std::make_tuple(data_ptr<T>(), other.data_ptr<const T>()),
-                             [a](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
-                               auto [d, s] = p;
-                               if (st[0] == 1 && st[1] == 1) {
-                                 for (int64_t i = 0; i < n; ++i) d[i] += a * s[i];
-                               } else {
-                                 for (int64_t i = 0; i < n; ++i) d[i * st[0]] += a * s[i * st[1]];
-                               }
-                             });
-  });
-  bump_version();
-  return *this;
-}
-
-Tensor& Tensor::mul_(double s) {
-  check_defined("mul_");
-  check_inplace(*this, "mul_");
-  if (device() == Device::cuda) {
-    require_cuda("mul_").scale(*this, s);
-    bump_version();
-    return *this;
-  }
-  dispatch_float(dtype(), "mul_", [&]<typename T>() {
-    const T f = static_cast<T>(s);
-    for_each_row<T>(shape(), {&strides()}, std::make_tuple(data_ptr<T>()),
-                    [f](int64_t n, std::tuple<T*> p, const std::array<int64_t, 1>& st) {
-                      T* d = std::get<0>(p);
-                      if (st[0] == 1) {
-                        for (int64_t i = 0; i < n; ++i) d[i] *= f;
-                      } else {
-                        for (int64_t i = 0; i < n; ++i) d[i * st[0]] *= f;
-                      }
-                    });
-  });
-  bump_version();
-  return *this;
-}
-
-// ---------------------------------------------------------------- printing
-
-std::string Tensor::str(int precision) const {
-  check_defined("str");
-  std::string head = fmt::format("tensor {} {}", shape_str(shape()), dtype_name(dtype()));
-  if (device() != Device::cpu) head += fmt::format(" {}", device_name(device()));
-  if (requires_grad()) head += " requires_grad";
-  std::vector<double> v = to_vector();
-  const bool integral = !is_floating(dtype());
-  auto num = [&](double x) {
-    return integral ? fmt::format("{}", static_cast<int64_t>(x)) : fmt::format("{: .{}f}", x, precision);
-  };
-  if (dim() == 0) return head + "\n" + num(v[0]);
-  std::string body;
-  const Shape& s = shape();
-  const int64_t limit = 6;  // per dimension beyond this, show the first and last three
-  std::function<void(size_t, int64_t)> rec = [&](size_t d, int64_t base) {
-    int64_t stride = 1;
-    for (size_t k = d + 1; k < s.size(); ++k) stride *= s[k];
-    body += "[";
-    for (int64_t i = 0; i < s[d]; ++i) {
-      if (s[d] > limit && i == 3) {
-        body += d + 1 == s.size() ? "..., " : "...,\n" + std::string(d + 1, ' ');
-        i = s[d] - 3;
-      }
-      if (d + 1 == s.size()) body += num(v[static_cast<size_t>(base + i)]);
-      else rec(d + 1, base + i * stride);
-      if (i + 1 < s[d]) body += d + 1 == s.size() ? ", " : ",\n" + std::string(d + 1, ' ');
-    }
-    body += "]";
-  };
-  rec(0, 0);
-  return head + "\n" + body;
 }
 
 }  // namespace hg
