@@ -181,7 +181,9 @@ class Walk {
     if (wanted_) plan_for_wanted();
     for (size_t i = tape_.size(); i-- > 0;) visit(i);
     if (!retain_) free_walked();
-    return wanted_ ? gather_wanted() : (accumulate_leaves(), std::vector<Tensor>{});
+    if (wanted_) return gather_wanted();
+    accumulate_leaves();
+    return {};
   }
 
  private:

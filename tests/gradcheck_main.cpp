@@ -117,14 +117,19 @@ int main(int argc, char** argv) {
                         r ? r->checked : 0, status == "pass" ? "true" : "false", status,
                         note.empty() ? "" : fmt::format(", \"reason\": \"{}\"", json_escape(note)));
   };
-  // Runs one check; an exception is a failure whose message is the note.
-  auto check = [&](auto&& fn, GradcheckReport& r, std::string& err) {
+  // Runs one check and prints its row; an exception is a failure whose message is the note.
+  auto check = [&](const cases::GradcheckCase& c, const char* order, const char* dev, auto&& fn) {
+    GradcheckReport r;
+    std::string err;
     try {
       r = fn();
     } catch (const std::exception& e) {
       r.passed = false;
       err = e.what();
     }
+    ++run;
+    if (!r.passed) ++failed;
+    row(c, order, dev, &r, r.passed ? "pass" : "fail", r.passed ? "" : (err.empty() ? r.worst : err));
   };
   for (const auto& c : cases) {
     if (!filter.empty() && c.op.find(filter) == std::string::npos) continue;
@@ -136,23 +141,13 @@ int main(int argc, char** argv) {
         row(c, "1st", dev, nullptr, "not run", c.not_on_cuda);
         continue;
       }
-      GradcheckReport r;
-      std::string err;
-      check([&] { return gradcheck(c.fn, c.inputs, {.device = d}); }, r, err);
-      ++run;
-      if (!r.passed) ++failed;
-      row(c, "1st", dev, &r, r.passed ? "pass" : "fail", r.passed ? "" : (err.empty() ? r.worst : err));
+      check(c, "1st", dev, [&] { return gradcheck(c.fn, c.inputs, {.device = d}); });
       if (!second) {  // the graph holds an op whose backward is a fused kernel without a derivative
         ++first_only;
         row(c, "2nd", dev, nullptr, "first order only", "");
         continue;
       }
-      GradcheckReport r2;
-      std::string err2;
-      check([&] { return gradgradcheck(c.fn, c.inputs, {.device = d}); }, r2, err2);
-      ++run;
-      if (!r2.passed) ++failed;
-      row(c, "2nd", dev, &r2, r2.passed ? "pass" : "fail", r2.passed ? "" : (err2.empty() ? r2.worst : err2));
+      check(c, "2nd", dev, [&] { return gradgradcheck(c.fn, c.inputs, {.device = d}); });
     }
   }
   for (const OpInfo& op : op_registry())  // the ops central differences cannot check, and what does

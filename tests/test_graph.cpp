@@ -312,3 +312,11 @@ TEST_CASE("anomaly mode follows HANDGRAD_DETECT_ANOMALY when no guard is set") {
   AnomalyMode off(false);  // a guard overrides the environment
   CHECK_FALSE(anomaly_enabled());
 }
+
+TEST_CASE("grad(): no outputs, or a grad_outputs list of the wrong length, is refused") {
+  Tensor x = leaf64({1, 2}, {2});
+  Tensor l = sum(exp(x));
+  CHECK_THROWS_WITH_AS(grad({}, {x}), doctest::Contains("grad: no outputs given"), Error);
+  CHECK_THROWS_WITH_AS(grad({l}, {x}, {ones({}, DType::f64), ones({}, DType::f64)}),
+                       doctest::Contains("2 grad_outputs for 1 outputs"), Error);
+}
