@@ -1,5 +1,5 @@
 // cuda/backend.cpp — the CudaBackend table (engine/backend.h): device discovery, memory, copies,
-// and the entries' host side (cuda/device_ops.h: elementwise.cpp, rows.cpp, gemm.cpp).
+// fills and in-place updates (their host side in cuda/elementwise.cpp).
 #include "engine/backend.h"
 
 #include <fmt/format.h>
@@ -10,7 +10,6 @@
 #include "cuda/allocator.h"
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
-#include "cuda/softmax.h"
 #include "engine/error.h"
 
 #ifndef HANDGRAD_CUDA_ARCHS
@@ -112,23 +111,6 @@ void memcpy_d2d(void* dst, const void* src, size_t nbytes) {  // ordered on the 
   HG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, stream()));
 }
 
-// ---------------------------------------------------------------- kernels
-
-void softmax_lastdim(const void* x, void* y, int64_t rows, int64_t cols, DType t) {
-  if (rows < 0 || cols < 0) fail("softmax (cuda)", "rows {} and cols {} must be non-negative", rows, cols);
-  switch (t) {
-    case DType::f32:
-      HG_CUDA_CHECK(softmax_lastdim_f32(static_cast<const float*>(x), static_cast<float*>(y), rows, cols, stream()));
-      break;
-    case DType::f64:
-      HG_CUDA_CHECK(softmax_lastdim_f64(static_cast<const double*>(x), static_cast<double*>(y), rows, cols, stream()));
-      break;
-    default:
-      fail("softmax (cuda)", "dtype {} is not supported; softmax needs float32 or float64 (convert with .to(DType::f32))",
-           dtype_name(t));
-  }
-}
-
 void synchronize() { wait_for_stream(); }
 
 const CudaBackend kBackend{
@@ -139,35 +121,12 @@ const CudaBackend kBackend{
     .memcpy_h2d = memcpy_h2d,
     .memcpy_d2h = memcpy_d2h,
     .memcpy_d2d = memcpy_d2d,
-    .softmax_lastdim = softmax_lastdim,
     .synchronize = synchronize,
     .host_waits = host_waits,
     .copy = cuda::copy,
     .fill = cuda::fill,
     .axpy = cuda::axpy,
     .scale = cuda::scale,
-    .unary = cuda::unary,
-    .binary = cuda::binary,
-    .masked_fill = cuda::masked_fill,
-    .where = cuda::where,
-    .sum_rows = cuda::sum_rows,
-    .max_rows = cuda::max_rows,
-    .softmax_rows = cuda::softmax_rows,
-    .log_softmax_rows = cuda::log_softmax_rows,
-    .softmax_backward_rows = cuda::softmax_backward_rows,
-    .log_softmax_backward_rows = cuda::log_softmax_backward_rows,
-    .softmax_jacobian_rows = cuda::softmax_jacobian_rows,
-    .softmax_jacobian_backward_rows = cuda::softmax_jacobian_backward_rows,
-    .gemm = cuda::gemm,
-    .embedding = cuda::embedding,
-    .embedding_backward = cuda::embedding_backward,
-    .cross_entropy = cuda::cross_entropy,
-    .cross_entropy_backward = cuda::cross_entropy_backward,
-    .attention_scale_mask = cuda::attention_scale_mask,
-    .rope = cuda::rope,
-    .alibi_bias = cuda::alibi_bias,
-    .sinusoidal_positions = cuda::sinusoidal_positions,
-    .adamw = cuda::adamw,
 };
 
 }  // namespace

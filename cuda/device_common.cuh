@@ -1,5 +1,6 @@
-// cuda/device_common.cuh — device helpers shared by the kernel files: typed math, the grid-stride
-// loop's launch size, the strided offsets of a Geometry, and a block-wide reduction.
+// cuda/device_common.cuh — helpers shared by the kernel files: the launch sizes, the launchers'
+// float32/float64 switch (launch_float), typed math, the strided offsets of a Geometry, the
+// grid-stride loop, and a block-wide reduction.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -26,6 +27,23 @@ inline unsigned row_threads(int64_t cols) {
   int t = 32;
   while (t < cols && t < kRowThreads) t *= 2;
   return static_cast<unsigned>(t);
+}
+
+// The launchers' float32/float64 switch: calls launch(float{}) or launch(double{}) for t, and
+// returns cudaGetLastError(); any other Elem launches nothing and is cudaErrorInvalidValue.
+// launch is a generic lambda that launches the kernel for T = decltype(its argument):
+//   return launch_float(t, [&](auto zero) {
+//     using T = decltype(zero);
+//     kernel<T><<<grid, threads, 0, s>>>(static_cast<T*>(out), static_cast<const T*>(x), n);
+//   });
+template <typename F>
+cudaError_t launch_float(Elem t, F&& launch) {
+  switch (t) {
+    case Elem::f32: launch(float{}); break;
+    case Elem::f64: launch(double{}); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
 }
 
 // Typed math: the float overloads are the single-precision functions, as std:: picks on the CPU.

@@ -1,5 +1,5 @@
-// cuda/device_ops.h — the host side of the device ops in engine/backend.h, and what their files
-// (cuda/elementwise.cpp, cuda/rows.cpp, cuda/gemm.cpp) share: argument checks, the strided
+// cuda/device_ops.h — what the host side of the kernels (cuda/*.cpp: the entries of cuda/ops.h,
+// cuda/optim.h and engine/backend.h) shares: argument checks, the strided
 // geometry a kernel walks, contiguous copies, and the status buffer of index-checking kernels.
 // Host C++ (C++20, engine headers); the kernels are behind cuda/kernels.h.
 #pragma once
@@ -9,6 +9,8 @@
 #include <string_view>
 
 #include "cuda/kernels.h"
+#include "cuda/ops.h"
+#include "cuda/optim.h"
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -82,37 +84,12 @@ constexpr int64_t kNoError = INT64_MAX;
 // Element `flat` of a contiguous i64 device tensor (for error messages).
 int64_t read_i64_at(const Tensor& t, int64_t flat);
 
-// ---------------------------------------------------------------- the entries (engine/backend.h)
+// ---------------------------------------------------------------- the engine's entries (engine/backend.h)
+// (the ops' entries are in cuda/ops.h and cuda/optim.h)
 
 void copy(const Tensor& dst, const Tensor& src);
 void fill(const Tensor& dst, double value);
 void axpy(const Tensor& dst, const Tensor& src, double alpha);
 void scale(const Tensor& dst, double factor);
-Tensor unary(UnaryOp op, const Tensor& x, double scalar);
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-void attention_scale_mask(const Tensor& S, double scale, bool causal, const Tensor& mask);
-
-Tensor sum_rows(const Tensor& x, int64_t nreduced);
-Tensor max_rows(const Tensor& x, Tensor* argmax, Tensor* onehot);
-Tensor softmax_rows(const Tensor& s);
-Tensor log_softmax_rows(const Tensor& s);
-Tensor softmax_backward_rows(const Tensor& P, const Tensor& dP, Tensor* D);
-Tensor log_softmax_backward_rows(const Tensor& y, const Tensor& g);
-Tensor softmax_jacobian_rows(const Tensor& p);
-Tensor softmax_jacobian_backward_rows(const Tensor& p, const Tensor& G);
-Tensor embedding(const Tensor& weight, const Tensor& indices);
-Tensor embedding_backward(const Tensor& g, const Tensor& indices, int64_t V);
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Tensor* lse, Tensor* n_kept);
-Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, int64_t ignore_index,
-                              const Tensor& g, const Tensor& n_kept);
-
-Tensor gemm(const Tensor& a, const Tensor& b, double alpha);
-
-Tensor rope(const Tensor& x, int64_t start, double base, int direction);
-Tensor alibi_bias(int64_t heads, int64_t T, DType t);
-Tensor sinusoidal_positions(int64_t T, int64_t d, DType t);
-void adamw(const Tensor& w, const Tensor& g, const Tensor& m, const Tensor& v, const AdamWStep& c);
 
 }  // namespace hg::cuda

@@ -15,21 +15,6 @@
 
 namespace hg::cuda {
 
-// The kernels' codes follow engine/backend.h's enums.
-static_assert(static_cast<int>(UnaryOp::neg) == kNeg && static_cast<int>(UnaryOp::exp) == kExp &&
-              static_cast<int>(UnaryOp::log) == kLog && static_cast<int>(UnaryOp::sqrt) == kSqrt &&
-              static_cast<int>(UnaryOp::relu) == kRelu && static_cast<int>(UnaryOp::tanh) == kTanh &&
-              static_cast<int>(UnaryOp::gelu) == kGelu && static_cast<int>(UnaryOp::pow) == kPow &&
-              static_cast<int>(UnaryOp::add_scalar) == kAddScalar &&
-              static_cast<int>(UnaryOp::mul_scalar) == kMulScalar &&
-              static_cast<int>(UnaryOp::rsub_scalar) == kRsubScalar &&
-              static_cast<int>(UnaryOp::rdiv_scalar) == kRdivScalar && kRdivScalar + 1 == kUnaryCount);
-static_assert(static_cast<int>(BinaryOp::add) == kAdd && static_cast<int>(BinaryOp::sub) == kSub &&
-              static_cast<int>(BinaryOp::mul) == kMul && static_cast<int>(BinaryOp::div) == kDiv &&
-              static_cast<int>(BinaryOp::relu_backward) == kReluBackward &&
-              static_cast<int>(BinaryOp::tanh_backward) == kTanhBackward &&
-              static_cast<int>(BinaryOp::gelu_backward) == kGeluBackward && kGeluBackward + 1 == kBinaryCount);
-
 // ---------------------------------------------------------------- shared helpers
 
 Elem elem(DType t) {
@@ -269,8 +254,9 @@ void scale(const Tensor& dst, double factor) {
 
 // ---------------------------------------------------------------- unary, binary
 
-Tensor unary(UnaryOp kind, const Tensor& x, double scalar) {
-  const std::string op = fmt::format("{} (cuda)", unary_op_name(kind));
+Tensor unary(UnaryCode kind, const Tensor& x, double scalar) {
+  if (kind < 0 || kind >= kUnaryCount) fail("unary (cuda)", "no elementwise kind {} (cuda/kinds.h)", static_cast<int>(kind));
+  const std::string op = fmt::format("{} (cuda)", kUnaryNames[kind]);
   require_float(op, x, "input");
   Tensor out = empty(x.shape(), x.dtype(), Device::cuda);
   const Geometry<2> g = geometry<2>(op, x.shape(), {&out.strides(), &x.strides()});
@@ -279,8 +265,9 @@ Tensor unary(UnaryOp kind, const Tensor& x, double scalar) {
   return out;
 }
 
-Tensor binary(BinaryOp kind, const Tensor& a, const Tensor& b) {
-  const std::string op = fmt::format("{} (cuda)", binary_op_name(kind));
+Tensor binary(BinaryCode kind, const Tensor& a, const Tensor& b) {
+  if (kind < 0 || kind >= kBinaryCount) fail("binary (cuda)", "no elementwise kind {} (cuda/kinds.h)", static_cast<int>(kind));
+  const std::string op = fmt::format("{} (cuda)", kBinaryNames[kind]);
   require_float(op, a, "first operand");
   require_float(op, b, "second operand");
   require_same_dtype(op, a, b);
@@ -323,34 +310,6 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   HG_CUDA_CHECK(launch_where(elem(a.dtype()), out.raw_data(), static_cast<const uint8_t*>(cond.raw_data()),
                              a.raw_data(), b.raw_data(), g, stream()));
   return out;
-}
-
-// ---------------------------------------------------------------- attention scores
-
-void attention_scale_mask(const Tensor& S, double scale_by, bool causal, const Tensor& mask) {
-  constexpr std::string_view op = "attention_scale_mask (cuda)";
-  require_float(op, S, "scores S");
-  if (S.dim() < 2) fail(op, "the scores {} need two dimensions (..., Tq, Tk)", S.describe());
-  if (!S.is_contiguous())
-    fail(op, "the scores {} must be contiguous (the gemm's output); written in place", S.describe());
-  int kind = kMaskNone;
-  Shape sm(S.shape().size(), 0);
-  const void* m = nullptr;
-  if (mask.defined()) {
-    require_device(op, mask, "mask");
-    if (mask.dtype() == DType::b8)
-      kind = kMaskBool;
-    else if (mask.dtype() == S.dtype())
-      kind = kMaskAdditive;
-    else
-      fail(op, "the mask {} must be b8 (true = may attend) or additive with the scores' dtype {}", mask.describe(),
-           dtype_name(S.dtype()));
-    sm = broadcast_strides(op, mask, S.shape());
-    m = mask.raw_data();
-  }
-  const Geometry<1> g = geometry<1>(op, S.shape(), {&sm});
-  HG_CUDA_CHECK(
-      launch_scale_mask(elem(S.dtype()), S.raw_data(), S.size(-2), S.size(-1), scale_by, causal, kind, m, g, stream()));
 }
 
 }  // namespace hg::cuda

@@ -1,12 +1,11 @@
 // cuda/elementwise.cu — the elementwise kernels: one thread per element of the index space, any
-// strides (a broadcast operand has stride 0), in a grid-stride loop.
+// strides (a broadcast operand has stride 0), in a grid-stride loop; the kinds of unary and
+// binary are cuda/kinds.h's codes. Also the gather of the deferred checks' status buffers.
 //
 // Each formula is the CPU's (ops/elementwise.cpp, ops/indexing.cpp, engine/tensor.cpp), rounded
 // the same way where that is cheap: a scalar op computes in double as the CPU's `x + s` does
 // (s is a double there), gelu and its backward compute in double, and the products that the CPU
 // rounds before a subtraction are kept out of nvcc's fused multiply-adds (mul_rn).
-#include <cfloat>
-
 #include "cuda/device_common.cuh"
 #include "cuda/kernels.h"
 #include "engine/convert.h"
@@ -168,38 +167,6 @@ __global__ void where_kernel(T* out, const uint8_t* cond, const T* a, const T* b
   }
 }
 
-// ---------------------------------------------------------------- attention scores
-// S_ij ← S_ij · scale (+ additive mask), −inf where key j is hidden from query i: by the causal
-// rule (j > i), a false boolean entry, or an additive entry that is −inf or ≤ lowest/2 (ops/attention.cpp).
-
-__device__ inline float hidden_at(float) { return -FLT_MAX / 2; }
-__device__ inline double hidden_at(double) { return -DBL_MAX / 2; }
-
-template <typename T>
-__global__ void scale_mask_kernel(T* S, int64_t Tq, int64_t Tk, T scale, bool causal, int kind, const void* mask,
-                                  Geometry<1> g) {
-  const T limit = hidden_at(T(0));
-  HG_GRID_LOOP(e, g.numel) {
-    const int64_t j = e % Tk, i = (e / Tk) % Tq;  // S is contiguous (batch..., Tq, Tk)
-    T s = mul_rn(S[e], scale);
-    bool hidden = causal && j > i;
-    if (kind != kMaskNone) {
-      int64_t off[1];
-      offsets_of(g, e, off);
-      if (kind == kMaskBool) {
-        hidden = hidden || !static_cast<const uint8_t*>(mask)[off[0]];
-      } else {
-        const T a = static_cast<const T*>(mask)[off[0]];
-        if (a <= limit)
-          hidden = true;  // also true for −inf
-        else
-          s += a;
-      }
-    }
-    S[e] = hidden ? neg_infinity<T>() : s;
-  }
-}
-
 // ---------------------------------------------------------------- status gather
 // out[i · kStatusSlots + k] = src.status[i][k]: the deferred checks' statuses in one buffer.
 __global__ void status_gather_kernel(StatusSources src, long long* out) {
@@ -237,99 +204,61 @@ cudaError_t launch_fill(Elem t, void* dst, double value, const Geometry<1>& g, c
 
 cudaError_t launch_axpy(Elem t, void* dst, const void* src, double alpha, const Geometry<2>& g, cudaStream_t s) {
   if (g.numel <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    axpy_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(dst), static_cast<const float*>(src),
-                                                              static_cast<float>(alpha), g);
-  else if (t == Elem::f64)
-    axpy_kernel<double>
-        <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(dst), static_cast<const double*>(src), alpha, g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    axpy_kernel<T><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<T*>(dst), static_cast<const T*>(src),
+                                                          static_cast<T>(alpha), g);
+  });
 }
 
 cudaError_t launch_scale(Elem t, void* dst, double factor, const Geometry<1>& g, cudaStream_t s) {
   if (g.numel <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    scale_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(dst), static_cast<float>(factor), g);
-  else if (t == Elem::f64)
-    scale_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(dst), factor, g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    scale_kernel<T><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<T*>(dst), static_cast<T>(factor), g);
+  });
 }
 
 cudaError_t launch_unary(int code, Elem t, void* out, const void* x, double scalar, const Geometry<2>& g,
                          cudaStream_t s) {
   if (code < 0 || code >= kUnaryCount) return cudaErrorInvalidValue;
   if (g.numel <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    unary_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(code, static_cast<float*>(out),
-                                                               static_cast<const float*>(x), scalar, g);
-  else if (t == Elem::f64)
-    unary_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(code, static_cast<double*>(out),
-                                                                static_cast<const double*>(x), scalar, g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    unary_kernel<T><<<grid_for(g.numel), kThreads, 0, s>>>(code, static_cast<T*>(out), static_cast<const T*>(x),
+                                                           scalar, g);
+  });
 }
 
 cudaError_t launch_binary(int code, Elem t, void* out, const void* a, const void* b, const Geometry<3>& g,
                           cudaStream_t s) {
   if (code < 0 || code >= kBinaryCount) return cudaErrorInvalidValue;
   if (g.numel <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    binary_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(
-        code, static_cast<float*>(out), static_cast<const float*>(a), static_cast<const float*>(b), g);
-  else if (t == Elem::f64)
-    binary_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(
-        code, static_cast<double*>(out), static_cast<const double*>(a), static_cast<const double*>(b), g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    binary_kernel<T><<<grid_for(g.numel), kThreads, 0, s>>>(code, static_cast<T*>(out), static_cast<const T*>(a),
+                                                            static_cast<const T*>(b), g);
+  });
 }
 
 cudaError_t launch_masked_fill(Elem t, void* out, const void* x, const uint8_t* mask, double value,
                                const Geometry<3>& g, cudaStream_t s) {
   if (g.numel <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    masked_fill_kernel<float>
-        <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(out), static_cast<const float*>(x), mask, value, g);
-  else if (t == Elem::f64)
-    masked_fill_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(out),
-                                                                      static_cast<const double*>(x), mask, value, g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    masked_fill_kernel<T>
+        <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<T*>(out), static_cast<const T*>(x), mask, value, g);
+  });
 }
 
 cudaError_t launch_where(Elem t, void* out, const uint8_t* cond, const void* a, const void* b, const Geometry<4>& g,
                          cudaStream_t s) {
   if (g.numel <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    where_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(
-        static_cast<float*>(out), cond, static_cast<const float*>(a), static_cast<const float*>(b), g);
-  else if (t == Elem::f64)
-    where_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(
-        static_cast<double*>(out), cond, static_cast<const double*>(a), static_cast<const double*>(b), g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
-}
-
-cudaError_t launch_scale_mask(Elem t, void* S, int64_t Tq, int64_t Tk, double scale, bool causal, int mask_kind,
-                              const void* mask, const Geometry<1>& g, cudaStream_t s) {
-  if (g.numel <= 0) return cudaSuccess;
-  if (Tq <= 0 || Tk <= 0 || mask_kind < kMaskNone || mask_kind > kMaskAdditive) return cudaErrorInvalidValue;
-  if (t == Elem::f32)
-    scale_mask_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(
-        static_cast<float*>(S), Tq, Tk, static_cast<float>(scale), causal, mask_kind, mask, g);
-  else if (t == Elem::f64)
-    scale_mask_kernel<double>
-        <<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(S), Tq, Tk, scale, causal, mask_kind, mask, g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    where_kernel<T><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<T*>(out), cond, static_cast<const T*>(a),
+                                                           static_cast<const T*>(b), g);
+  });
 }
 
 cudaError_t launch_status_gather(const StatusSources& src, long long* out, cudaStream_t s) {

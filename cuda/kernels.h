@@ -1,15 +1,16 @@
 // cuda/kernels.h — the launchers of the kernels in cuda/*.cu, as the host side (cuda/*.cpp) calls them.
 //
 // Kept free of engine headers so nvcc compiles only kernel files (C++17): element types are named
-// by Elem, op kinds by plain codes that cuda/device_ops.cpp maps from the enums of engine/backend.h
-// (static_asserts there keep the two lists in step). Buffers are device pointers already offset
-// to element 0. Each launcher enqueues on `s` and returns cudaGetLastError() for the caller to
-// check with HG_CUDA_CHECK; a launcher given no elements launches nothing and returns success.
+// by Elem, elementwise kinds by the codes of cuda/kinds.h. Buffers are device pointers already
+// offset to element 0. Each launcher enqueues on `s` and returns cudaGetLastError() for the caller
+// to check with HG_CUDA_CHECK; a launcher given no elements launches nothing and returns success.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+
+#include "cuda/kinds.h"
 
 namespace hg::cuda {
 
@@ -32,23 +33,7 @@ struct Geometry {
 
 // ---------------------------------------------------------------- elementwise (elementwise.cu)
 
-// Kinds, in the order of hg::UnaryOp / hg::BinaryOp (engine/backend.h).
-enum UnaryCode : int {
-  kNeg,
-  kExp,
-  kLog,
-  kSqrt,
-  kRelu,
-  kTanh,
-  kGelu,
-  kPow,
-  kAddScalar,
-  kMulScalar,
-  kRsubScalar,
-  kRdivScalar,
-  kUnaryCount
-};
-enum BinaryCode : int { kAdd, kSub, kMul, kDiv, kReluBackward, kTanhBackward, kGeluBackward, kBinaryCount };
+// The kinds (UnaryCode, BinaryCode) are in cuda/kinds.h.
 
 // operands: 0 dst, 1 src (any dtype pair, converted by engine/convert.h's rule, as the CPU's copy_).
 // status: for a float -> i64 copy (and only then; null otherwise), a status buffer (below) whose
@@ -74,6 +59,8 @@ cudaError_t launch_masked_fill(Elem t, void* out, const void* x, const uint8_t* 
 cudaError_t launch_where(Elem t, void* out, const uint8_t* cond, const void* a, const void* b, const Geometry<4>& g,
                          cudaStream_t s);
 
+// ---------------------------------------------------------------- attention (attention.cu)
+
 // Attention scores in place. S is contiguous (batch..., Tq, Tk); g spans S's shape with one
 // operand, the mask's strides. mask_kind: 0 none, 1 boolean (uint8, true = may attend),
 // 2 additive (S's type; −inf or ≤ lowest/2 counts as masked).
@@ -83,6 +70,9 @@ cudaError_t launch_scale_mask(Elem t, void* S, int64_t Tq, int64_t Tk, double sc
 
 // ---------------------------------------------------------------- rows (softmax.cu), contiguous (rows, n)
 
+// p = softmax of each row; a row of −inf gives zeros
+cudaError_t launch_softmax_rows(Elem t, const void* x, void* p, int64_t rows, int64_t n, cudaStream_t s);
+// y = log_softmax of each row; a row of −inf gives −inf
 cudaError_t launch_log_softmax_rows(Elem t, const void* x, void* y, int64_t rows, int64_t n, cudaStream_t s);
 // ds = p ∘ (dp − D), D = rowsum(p ∘ dp) written to D (rows,) when D is not null
 cudaError_t launch_softmax_backward_rows(Elem t, const void* p, const void* dp, void* ds, void* D, int64_t rows,
@@ -162,5 +152,11 @@ struct AdamWScalars {
 // In place on n contiguous elements of w, m, v, reading g.
 cudaError_t launch_adamw(Elem t, void* w, const void* g, void* m, void* v, const AdamWScalars& c, int64_t n,
                          cudaStream_t s);
+
+// ---------------------------------------------------------------- the build (softmax.cu)
+
+// cudaFuncGetAttributes on a kernel of softmax.cu: fails with cudaErrorNoKernelImageForDevice
+// (or similar) when the build's CMAKE_CUDA_ARCHITECTURES cannot run on the current device.
+cudaError_t probe_kernel_image();
 
 }  // namespace hg::cuda

@@ -4,7 +4,6 @@
 // launches, and, for the kernels that check indices, hands their status to defer_check().
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
-#include "cuda/softmax.h"
 
 namespace hg::cuda {
 
@@ -77,12 +76,7 @@ Tensor softmax_rows(const Tensor& s) {
   const Tensor x = dense(s);
   Tensor p = empty(s.shape(), s.dtype(), Device::cuda);
   const auto [rows, n] = rows_of(s);
-  if (s.dtype() == DType::f32)
-    HG_CUDA_CHECK(softmax_lastdim_f32(static_cast<const float*>(x.raw_data()), static_cast<float*>(p.raw_data()), rows,
-                                      n, stream()));
-  else
-    HG_CUDA_CHECK(softmax_lastdim_f64(static_cast<const double*>(x.raw_data()), static_cast<double*>(p.raw_data()),
-                                      rows, n, stream()));
+  HG_CUDA_CHECK(launch_softmax_rows(elem(s.dtype()), x.raw_data(), p.raw_data(), rows, n, stream()));
   return p;
 }
 

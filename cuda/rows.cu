@@ -2,8 +2,9 @@
 //
 // Reductions and cross-entropy run one block per row of a contiguous (rows, cols) buffer (the
 // CPU's layout: reduced dimensions moved last, ops/reduce.cpp); the embedding runs one thread
-// per element, its backward one block per row of the table. Indices are checked on the device: an out-of-range one records its position in
-// status[kBadIndex] (atomicMin keeps the first) and the host turns that into an hg::Error.
+// per element, its backward one block per row of the table. Indices are checked on the device:
+// an out-of-range one records its position in status[kBadIndex] (atomicMin keeps the first) and
+// the host turns that into an hg::Error.
 #include <climits>
 
 #include "cuda/device_common.cuh"
@@ -216,84 +217,56 @@ __global__ void embedding_backward_kernel(const T* __restrict__ g, const int64_t
 
 // ---------------------------------------------------------------- launchers
 
-// Typed views of the launchers' void pointers.
-template <typename T>
-struct Buf {
-  static const T* in(const void* p) { return static_cast<const T*>(p); }
-  static T* out(void* p) { return static_cast<T*>(p); }
-};
-
 cudaError_t launch_sum_rows(Elem t, const void* x, void* out, int64_t rows, int64_t cols, cudaStream_t s) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    sum_rows_kernel<float>
-        <<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<float>::in(x), Buf<float>::out(out), rows, cols);
-  else if (t == Elem::f64)
-    sum_rows_kernel<double>
-        <<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<double>::in(x), Buf<double>::out(out), rows, cols);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    sum_rows_kernel<T>
+        <<<rows_grid(rows), row_threads(cols), 0, s>>>(static_cast<const T*>(x), static_cast<T*>(out), rows, cols);
+  });
 }
 
 cudaError_t launch_max_rows(Elem t, const void* x, void* values, int64_t* argmax, void* onehot, int64_t rows,
                             int64_t cols, cudaStream_t s) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    max_rows_kernel<float><<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<float>::in(x), Buf<float>::out(values),
-                                                                         argmax, Buf<float>::out(onehot), rows, cols);
-  else if (t == Elem::f64)
-    max_rows_kernel<double><<<rows_grid(rows), row_threads(cols), 0, s>>>(Buf<double>::in(x), Buf<double>::out(values),
-                                                                          argmax, Buf<double>::out(onehot), rows, cols);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    max_rows_kernel<T><<<rows_grid(rows), row_threads(cols), 0, s>>>(
+        static_cast<const T*>(x), static_cast<T*>(values), argmax, static_cast<T*>(onehot), rows, cols);
+  });
 }
 
 cudaError_t launch_cross_entropy_rows(Elem t, const void* x, const int64_t* targets, int64_t N, int64_t C,
                                       int64_t ignore_index, void* lse, double* loss, long long* status,
                                       cudaStream_t s) {
   if (N <= 0 || C <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    cross_entropy_rows_kernel<float><<<rows_grid(N), row_threads(C), 0, s>>>(
-        Buf<float>::in(x), targets, N, C, ignore_index, Buf<float>::out(lse), loss, status);
-  else if (t == Elem::f64)
-    cross_entropy_rows_kernel<double><<<rows_grid(N), row_threads(C), 0, s>>>(
-        Buf<double>::in(x), targets, N, C, ignore_index, Buf<double>::out(lse), loss, status);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    cross_entropy_rows_kernel<T><<<rows_grid(N), row_threads(C), 0, s>>>(
+        static_cast<const T*>(x), targets, N, C, ignore_index, static_cast<T*>(lse), loss, status);
+  });
 }
 
 cudaError_t launch_cross_entropy_mean(Elem t, const double* loss, const int64_t* targets, int64_t N,
                                       int64_t ignore_index, void* out, long long* status, cudaStream_t s) {
   // Launched even for N = 0: it writes the loss 0 and n_kept = 0.
-  if (t == Elem::f32)
-    cross_entropy_mean_kernel<float>
-        <<<1, kRowThreads, 0, s>>>(loss, targets, N, ignore_index, Buf<float>::out(out), status);
-  else if (t == Elem::f64)
-    cross_entropy_mean_kernel<double>
-        <<<1, kRowThreads, 0, s>>>(loss, targets, N, ignore_index, Buf<double>::out(out), status);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    cross_entropy_mean_kernel<T>
+        <<<1, kRowThreads, 0, s>>>(loss, targets, N, ignore_index, static_cast<T*>(out), status);
+  });
 }
 
 cudaError_t launch_cross_entropy_backward(Elem t, const void* x, const int64_t* targets, const void* lse, int64_t N,
                                           int64_t C, int64_t ignore_index, const void* g, const long long* n_kept,
                                           void* dx, long long* status, cudaStream_t s) {
   if (N <= 0 || C <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    cross_entropy_backward_kernel<float><<<grid_for(N * C), kThreads, 0, s>>>(
-        Buf<float>::in(x), targets, Buf<float>::in(lse), N, C, ignore_index, Buf<float>::in(g), n_kept,
-        Buf<float>::out(dx), status);
-  else if (t == Elem::f64)
-    cross_entropy_backward_kernel<double><<<grid_for(N * C), kThreads, 0, s>>>(
-        Buf<double>::in(x), targets, Buf<double>::in(lse), N, C, ignore_index, Buf<double>::in(g), n_kept,
-        Buf<double>::out(dx), status);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    cross_entropy_backward_kernel<T><<<grid_for(N * C), kThreads, 0, s>>>(
+        static_cast<const T*>(x), targets, static_cast<const T*>(lse), N, C, ignore_index, static_cast<const T*>(g),
+        n_kept, static_cast<T*>(dx), status);
+  });
 }
 
 cudaError_t launch_status_init(long long* status, cudaStream_t s) {
@@ -305,15 +278,11 @@ cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int6
                              int64_t P, void* out, long long* status, cudaStream_t s) {
   if (P <= 0) return cudaSuccess;
   const unsigned grid = grid_for(P * (d > 0 ? d : 1));
-  if (t == Elem::f32)
-    embedding_kernel<float>
-        <<<grid, kThreads, 0, s>>>(Buf<float>::in(w), sv, sd, V, d, idx, P, Buf<float>::out(out), status);
-  else if (t == Elem::f64)
-    embedding_kernel<double>
-        <<<grid, kThreads, 0, s>>>(Buf<double>::in(w), sv, sd, V, d, idx, P, Buf<double>::out(out), status);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    embedding_kernel<T>
+        <<<grid, kThreads, 0, s>>>(static_cast<const T*>(w), sv, sd, V, d, idx, P, static_cast<T*>(out), status);
+  });
 }
 
 cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx, int64_t P, int64_t V, int64_t d,
@@ -326,15 +295,11 @@ cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx,
   const int64_t blocks = (V > 0 ? V : 1) * col_blocks;
   const unsigned grid = static_cast<unsigned>(blocks < kMaxGrid ? blocks : kMaxGrid);
   const unsigned block = static_cast<unsigned>(threads);
-  if (t == Elem::f32)
-    embedding_backward_kernel<float>
-        <<<grid, block, 0, s>>>(Buf<float>::in(g), idx, P, V, d, col_blocks, Buf<float>::out(dw), status);
-  else if (t == Elem::f64)
-    embedding_backward_kernel<double>
-        <<<grid, block, 0, s>>>(Buf<double>::in(g), idx, P, V, d, col_blocks, Buf<double>::out(dw), status);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    embedding_backward_kernel<T>
+        <<<grid, block, 0, s>>>(static_cast<const T*>(g), idx, P, V, d, col_blocks, static_cast<T*>(dw), status);
+  });
 }
 
 }  // namespace hg::cuda

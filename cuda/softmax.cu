@@ -17,17 +17,17 @@
 // each pass a block-wide loop with stride blockDim.x followed by block_reduce, which hands every
 // thread the same value: the branches on it are uniform over the block, as its barriers need.
 // The Jacobian and its backward run one thread per output element. The reference is the CPU;
-// tests/gpu compares.
+// tests/gpu compares. probe_kernel_image (the backend's start-up check that the build's kernels
+// run on this device) asks about the softmax kernel.
 #include "cuda/device_common.cuh"
 #include "cuda/kernels.h"
-#include "cuda/softmax.h"
 
 namespace hg::cuda {
 namespace {
 
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
-    softmax_lastdim_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
+    softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
   __shared__ ReduceScratch<T> scratch;
   const T neg_inf = neg_infinity<T>();
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -136,98 +136,70 @@ __global__ void jacobian_backward_kernel(const T* __restrict__ p, const T* __res
   }
 }
 
-template <typename T>
-cudaError_t launch_softmax_lastdim(const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t s) {
-  if (rows <= 0 || cols <= 0) return cudaSuccess;
-  softmax_lastdim_kernel<T><<<rows_grid(rows), row_threads(cols), 0, s>>>(x, y, rows, cols);
-  return cudaGetLastError();
-}
-
 }  // namespace
-
-cudaError_t softmax_lastdim_f32(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t s) {
-  return launch_softmax_lastdim(x, y, rows, cols, s);
-}
-
-cudaError_t softmax_lastdim_f64(const double* x, double* y, int64_t rows, int64_t cols, cudaStream_t s) {
-  return launch_softmax_lastdim(x, y, rows, cols, s);
-}
 
 cudaError_t probe_kernel_image() {
   cudaFuncAttributes attr;
-  return cudaFuncGetAttributes(&attr, softmax_lastdim_kernel<float>);
+  return cudaFuncGetAttributes(&attr, softmax_kernel<float>);
 }
 
 // ---------------------------------------------------------------- launchers (cuda/kernels.h)
 
+cudaError_t launch_softmax_rows(Elem t, const void* x, void* p, int64_t rows, int64_t n, cudaStream_t s) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    softmax_kernel<T><<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const T*>(x), static_cast<T*>(p), rows, n);
+  });
+}
+
 cudaError_t launch_log_softmax_rows(Elem t, const void* x, void* y, int64_t rows, int64_t n, cudaStream_t s) {
   if (rows <= 0 || n <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    log_softmax_kernel<float>
-        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const float*>(x), static_cast<float*>(y), rows, n);
-  else if (t == Elem::f64)
-    log_softmax_kernel<double>
-        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), rows, n);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    log_softmax_kernel<T>
+        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), rows, n);
+  });
 }
 
 cudaError_t launch_softmax_backward_rows(Elem t, const void* p, const void* dp, void* ds, void* D, int64_t rows,
                                          int64_t n, cudaStream_t s) {
   if (rows <= 0 || n <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    softmax_backward_kernel<float>
-        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const float*>(p), static_cast<const float*>(dp),
-                                                    static_cast<float*>(ds), static_cast<float*>(D), rows, n);
-  else if (t == Elem::f64)
-    softmax_backward_kernel<double>
-        <<<rows_grid(rows), row_threads(n), 0, s>>>(static_cast<const double*>(p), static_cast<const double*>(dp),
-                                                    static_cast<double*>(ds), static_cast<double*>(D), rows, n);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    softmax_backward_kernel<T><<<rows_grid(rows), row_threads(n), 0, s>>>(
+        static_cast<const T*>(p), static_cast<const T*>(dp), static_cast<T*>(ds), static_cast<T*>(D), rows, n);
+  });
 }
 
 cudaError_t launch_log_softmax_backward_rows(Elem t, const void* y, const void* g, void* ds, int64_t rows, int64_t n,
                                              cudaStream_t s) {
   if (rows <= 0 || n <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    log_softmax_backward_kernel<float><<<rows_grid(rows), row_threads(n), 0, s>>>(
-        static_cast<const float*>(y), static_cast<const float*>(g), static_cast<float*>(ds), rows, n);
-  else if (t == Elem::f64)
-    log_softmax_backward_kernel<double><<<rows_grid(rows), row_threads(n), 0, s>>>(
-        static_cast<const double*>(y), static_cast<const double*>(g), static_cast<double*>(ds), rows, n);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    log_softmax_backward_kernel<T><<<rows_grid(rows), row_threads(n), 0, s>>>(
+        static_cast<const T*>(y), static_cast<const T*>(g), static_cast<T*>(ds), rows, n);
+  });
 }
 
 cudaError_t launch_jacobian_rows(Elem t, const void* p, void* J, int64_t rows, int64_t n, cudaStream_t s) {
   if (rows <= 0 || n <= 0) return cudaSuccess;
   const unsigned grid = grid_for(rows * n * n);
-  if (t == Elem::f32)
-    jacobian_kernel<float><<<grid, kThreads, 0, s>>>(static_cast<const float*>(p), static_cast<float*>(J), rows, n);
-  else if (t == Elem::f64)
-    jacobian_kernel<double><<<grid, kThreads, 0, s>>>(static_cast<const double*>(p), static_cast<double*>(J), rows, n);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    jacobian_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<const T*>(p), static_cast<T*>(J), rows, n);
+  });
 }
 
 cudaError_t launch_jacobian_backward_rows(Elem t, const void* p, const void* G, void* dp, int64_t rows, int64_t n,
                                           cudaStream_t s) {
   if (rows <= 0 || n <= 0) return cudaSuccess;
   const unsigned grid = grid_for(rows * n);
-  if (t == Elem::f32)
-    jacobian_backward_kernel<float><<<grid, kThreads, 0, s>>>(
-        static_cast<const float*>(p), static_cast<const float*>(G), static_cast<float*>(dp), rows, n);
-  else if (t == Elem::f64)
-    jacobian_backward_kernel<double><<<grid, kThreads, 0, s>>>(
-        static_cast<const double*>(p), static_cast<const double*>(G), static_cast<double*>(dp), rows, n);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    jacobian_backward_kernel<T>
+        <<<grid, kThreads, 0, s>>>(static_cast<const T*>(p), static_cast<const T*>(G), static_cast<T*>(dp), rows, n);
+  });
 }
 
 }  // namespace hg::cuda

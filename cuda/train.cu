@@ -97,55 +97,39 @@ AdamWConsts<T> consts(const AdamWScalars& s) {
 cudaError_t launch_rope(Elem t, void* y, const void* x, int64_t sd, int64_t T_len, int64_t half, int64_t start,
                         double base, int direction, const Geometry<2>& g, cudaStream_t s) {
   if (g.numel <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    rope_kernel<float><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<float*>(y), static_cast<const float*>(x), sd,
-                                                               T_len, half, start, base, direction, g);
-  else if (t == Elem::f64)
-    rope_kernel<double><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<double*>(y), static_cast<const double*>(x),
-                                                                sd, T_len, half, start, base, direction, g);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    rope_kernel<T><<<grid_for(g.numel), kThreads, 0, s>>>(static_cast<T*>(y), static_cast<const T*>(x), sd, T_len,
+                                                          half, start, base, direction, g);
+  });
 }
 
 cudaError_t launch_alibi(Elem t, void* b, int64_t H, int64_t T_len, cudaStream_t s) {
   const int64_t n = H * T_len * T_len;
   if (n <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    alibi_kernel<float><<<grid_for(n), kThreads, 0, s>>>(static_cast<float*>(b), H, T_len);
-  else if (t == Elem::f64)
-    alibi_kernel<double><<<grid_for(n), kThreads, 0, s>>>(static_cast<double*>(b), H, T_len);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    alibi_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(b), H, T_len);
+  });
 }
 
 cudaError_t launch_sinusoidal(Elem t, void* pe, int64_t T_len, int64_t d, cudaStream_t s) {
   const int64_t n = T_len * d;
   if (n <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    sinusoidal_kernel<float><<<grid_for(n), kThreads, 0, s>>>(static_cast<float*>(pe), T_len, d);
-  else if (t == Elem::f64)
-    sinusoidal_kernel<double><<<grid_for(n), kThreads, 0, s>>>(static_cast<double*>(pe), T_len, d);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    sinusoidal_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(pe), T_len, d);
+  });
 }
 
 cudaError_t launch_adamw(Elem t, void* w, const void* g, void* m, void* v, const AdamWScalars& c, int64_t n,
                          cudaStream_t s) {
   if (n <= 0) return cudaSuccess;
-  if (t == Elem::f32)
-    adamw_kernel<float><<<grid_for(n), kThreads, 0, s>>>(static_cast<float*>(w), static_cast<const float*>(g),
-                                                          static_cast<float*>(m), static_cast<float*>(v),
-                                                          consts<float>(c), n);
-  else if (t == Elem::f64)
-    adamw_kernel<double><<<grid_for(n), kThreads, 0, s>>>(static_cast<double*>(w), static_cast<const double*>(g),
-                                                           static_cast<double*>(m), static_cast<double*>(v),
-                                                           consts<double>(c), n);
-  else
-    return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    adamw_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(w), static_cast<const T*>(g),
+                                                     static_cast<T*>(m), static_cast<T*>(v), consts<T>(c), n);
+  });
 }
 
 }  // namespace hg::cuda

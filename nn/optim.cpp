@@ -28,10 +28,11 @@
 #define HG_OPTIM_AVX2 1
 #endif
 
-#include "engine/backend.h"
+#include "cuda/optim.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/tape.h"
+#include "ops/device.h"
 #include "ops/elementwise.h"
 
 namespace hg::nn {
@@ -272,30 +273,27 @@ void AdamW::step() {
     const double bias_correction2 = 1.0 - std::pow(o_.beta2, t);
     const double step_size = o_.lr / bias_correction1;
     const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-    if (p.device() == Device::cuda) {  // the same update in one kernel (cuda/train.cu), no host round trip
-      require_cuda("AdamW").adamw(p, g, m_[i], v_[i],
-                                  {1.0 - o_.lr * o_.weight_decay, o_.beta1, 1.0 - o_.beta1, o_.beta2, 1.0 - o_.beta2,
-                                   bias_correction2_sqrt, o_.eps, -step_size});
-    } else dispatch_float(p.dtype(), "AdamW", [&]<typename T>() {
-      const AdamWScalars<T> c{static_cast<T>(1.0 - o_.lr * o_.weight_decay),
-                              static_cast<T>(o_.beta1),
-                              static_cast<T>(1.0 - o_.beta1),
-                              static_cast<T>(o_.beta2),
-                              static_cast<T>(1.0 - o_.beta2),
-                              static_cast<T>(bias_correction2_sqrt),
-                              static_cast<T>(o_.eps),
-                              static_cast<T>(-step_size)};
-      T* w = p.data_ptr<T>();
-      const T* dw = g.data_ptr<const T>();
-      T* m = m_[i].data_ptr<T>();
-      T* v = v_[i].data_ptr<T>();
-      const int64_t n = p.numel();
-      int64_t done = 0;
+    // The same update on either device; on the GPU in one kernel (cuda/train.cu), no host round trip.
+    const cuda::AdamWStep step{1.0 - o_.lr * o_.weight_decay, o_.beta1, 1.0 - o_.beta1, o_.beta2, 1.0 - o_.beta2,
+                               bias_correction2_sqrt, o_.eps, -step_size};
+    on_device("AdamW", {p, g, m_[i], v_[i]}, [&] {
+      dispatch_float(p.dtype(), "AdamW", [&]<typename T>() {
+        const AdamWScalars<T> c{static_cast<T>(step.decay),    static_cast<T>(step.b1),
+                                static_cast<T>(step.one_minus_b1), static_cast<T>(step.b2),
+                                static_cast<T>(step.one_minus_b2), static_cast<T>(step.bc2_sqrt),
+                                static_cast<T>(step.eps),      static_cast<T>(step.neg_step)};
+        T* w = p.data_ptr<T>();
+        const T* dw = g.data_ptr<const T>();
+        T* m = m_[i].data_ptr<T>();
+        T* v = v_[i].data_ptr<T>();
+        const int64_t n = p.numel();
+        int64_t done = 0;
 #ifdef HG_OPTIM_AVX2
-      if (have_avx2_fma()) done = adamw_update_avx2(c, w, dw, m, v, n);
+        if (have_avx2_fma()) done = adamw_update_avx2(c, w, dw, m, v, n);
 #endif
-      adamw_update(c, w, dw, m, v, done, n);
-    });
+        adamw_update(c, w, dw, m, v, done, n);
+      });
+    }, HG_CUDA(cuda::adamw(p, g, m_[i], v_[i], step)));
     p.bump_version();
     m_[i].bump_version();
     v_[i].bump_version();

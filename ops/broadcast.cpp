@@ -2,7 +2,9 @@
 
 #include "engine/error.h"
 #include "engine/tape.h"
+#include "ops/device.h"
 #include "ops/reduce.h"
+#include "ops/registry.h"
 
 namespace hg {
 
@@ -32,19 +34,11 @@ Shape broadcast_strides(const char* op, const Tensor& x, const Shape& to) {
   return st;
 }
 
-void require_cpu(const char* op, const Tensor& x) {
-  if (x.device() != Device::cpu)
-    fail(op, "{} is on {}; this op has no {} kernel yet — move it with .to(Device::cpu)", x.describe(),
-         device_name(x.device()), device_name(x.device()));
-}
-
 void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype())
     fail(op, "dtype mismatch: {} vs {}; convert one with .to(DType::{})", a.describe(), b.describe(),
          a.dtype() == DType::f64 ? "f64" : "f32");
-  if (a.device() != b.device())
-    fail(op, "device mismatch: {} is on {} and {} is on {}; move one with .to(Device::...)", a.describe(),
-         device_name(a.device()), b.describe(), device_name(b.device()));
+  common_device(op, {a, b});  // the device-mismatch Error (ops/device.h)
 }
 
 // forward: out[i] = x[broadcast(i)]  (a view; stride 0 on broadcast dimensions)
@@ -74,6 +68,15 @@ Tensor sum_to(const Tensor& g, const Shape& to) {
   }
   Tensor r = dims.empty() ? g : sum(g, dims, /*keepdim=*/true);
   return r.reshape(to);
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> broadcast_ops() {
+  static const OpInfo rows[] = {
+      {"expand", "nothing: sum_to the input's shape", "ops/broadcast.cpp"},
+  };
+  return rows;
 }
 
 }  // namespace hg

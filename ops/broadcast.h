@@ -15,9 +15,6 @@ Tensor expand(const Tensor& x, const Shape& to, Site where = Site::current());
 // Sum g over the dimensions that broadcasting added or stretched, giving shape `to`.
 Tensor sum_to(const Tensor& g, const Shape& to);
 
-// For ops with no CUDA kernel yet: an Error naming the op, the tensor and the fix.
-void require_cpu(const char* op, const Tensor& x);
-
 // Both inputs must share dtype and device; otherwise an Error naming op, both shapes and the fix.
 void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b);
 

@@ -8,30 +8,34 @@
 #include <cmath>
 #include <numbers>
 
-#include "engine/backend.h"
+#include "cuda/ops.h"
 #include "engine/error.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/cpu_map.h"
+#include "ops/device.h"
+#include "ops/registry.h"
 
 namespace hg {
 
 namespace {
 
-// out = f(x): the CPU loop, or on a CUDA tensor the backend's kernel `kind` (with `scalar`).
+// out = f(x): the CPU loop, or on a CUDA tensor the kernel `kind` (cuda/kinds.h) with `scalar`.
 template <typename F>
-Tensor map1(const char* op, UnaryOp kind, double scalar, const Tensor& x, F f) {
-  if (x.device() == Device::cuda) return require_cuda(op).unary(kind, x.detach(), scalar);
-  return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
+Tensor map1(const char* op, cuda::UnaryCode kind, double scalar, const Tensor& x, F f) {
+  return on_device(op, {x}, [&] {
+    return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
+  }, HG_CUDA(cuda::unary(kind, x.detach(), scalar)));
 }
 
 template <typename F>
-Tensor map2(const char* op, BinaryOp kind, const Tensor& a, const Tensor& b, F f) {
+Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor& b, F f) {
   check_same_dtype_device(op, a, b);
-  if (a.device() == Device::cuda) return require_cuda(op).binary(kind, a.detach(), b.detach());
-  return dispatch_float(a.dtype(), op, [&]<typename T>() {
-    return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); });
-  });
+  return on_device(op, {a, b}, [&] {
+    return dispatch_float(a.dtype(), op, [&]<typename T>() {
+      return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); });
+    });
+  }, HG_CUDA(cuda::binary(kind, a.detach(), b.detach())));
 }
 
 }  // namespace
@@ -40,7 +44,7 @@ Tensor map2(const char* op, BinaryOp kind, const Tensor& a, const Tensor& b, F f
 // out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
 
 Tensor add(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("add", BinaryOp::add, a, b, [](auto x, auto y) { return x + y; });
+  Tensor out = map2("add", cuda::kAdd, a, b, [](auto x, auto y) { return x + y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("add", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -51,7 +55,7 @@ Tensor add(const Tensor& a, const Tensor& b, Site where) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("sub", BinaryOp::sub, a, b, [](auto x, auto y) { return x - y; });
+  Tensor out = map2("sub", cuda::kSub, a, b, [](auto x, auto y) { return x - y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("sub", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -66,7 +70,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Site where) {
 // out = a / b  =>  da = sum_to(g / b), db = sum_to(-g * a / b^2)   saves a, b
 
 Tensor mul(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("mul", BinaryOp::mul, a, b, [](auto x, auto y) { return x * y; });
+  Tensor out = map2("mul", cuda::kMul, a, b, [](auto x, auto y) { return x * y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
@@ -80,7 +84,7 @@ Tensor mul(const Tensor& a, const Tensor& b, Site where) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("div", BinaryOp::div, a, b, [](auto x, auto y) { return x / y; });
+  Tensor out = map2("div", cuda::kDiv, a, b, [](auto x, auto y) { return x / y; });
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
@@ -97,7 +101,7 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
 // out = a + s => da = g;  out = a * s => da = g * s;  out = s - a => da = -g;  out = s / a => da = -g * s / a^2
 
 Tensor add(const Tensor& a, double s, Site where) {
-  Tensor out = map1("add_scalar", UnaryOp::add_scalar, s, a, [s](auto x) { return x + s; });
+  Tensor out = map1("add_scalar", cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
     record("add_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0]};
@@ -106,7 +110,7 @@ Tensor add(const Tensor& a, double s, Site where) {
 }
 
 Tensor mul(const Tensor& a, double s, Site where) {
-  Tensor out = map1("mul_scalar", UnaryOp::mul_scalar, s, a, [s](auto x) { return x * s; });
+  Tensor out = map1("mul_scalar", cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
     record("mul_scalar", {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{mul(g[0], s)};
@@ -115,7 +119,7 @@ Tensor mul(const Tensor& a, double s, Site where) {
 }
 
 Tensor rsub(const Tensor& a, double s, Site where) {
-  Tensor out = map1("rsub_scalar", UnaryOp::rsub_scalar, s, a, [s](auto x) { return s - x; });
+  Tensor out = map1("rsub_scalar", cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
     record("rsub_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
@@ -124,7 +128,7 @@ Tensor rsub(const Tensor& a, double s, Site where) {
 }
 
 Tensor rdiv(const Tensor& a, double s, Site where) {
-  Tensor out = map1("rdiv_scalar", UnaryOp::rdiv_scalar, s, a, [s](auto x) { return s / x; });
+  Tensor out = map1("rdiv_scalar", cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record("rdiv_scalar", {a}, {out}, {save(a, "denominator a")},
            [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
@@ -136,7 +140,7 @@ Tensor rdiv(const Tensor& a, double s, Site where) {
 // ---------------------------------------------------------------- unary
 
 Tensor neg(const Tensor& x, Site where) {
-  Tensor out = map1("neg", UnaryOp::neg, 0, x, [](auto v) { return -v; });
+  Tensor out = map1("neg", cuda::kNeg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
     record("neg", {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
@@ -146,7 +150,7 @@ Tensor neg(const Tensor& x, Site where) {
 
 // out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
 Tensor exp(const Tensor& x, Site where) {
-  Tensor out = map1("exp", UnaryOp::exp, 0, x, [](auto v) { return std::exp(v); });
+  Tensor out = map1("exp", cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
     record("exp", {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], s[0])};
@@ -156,7 +160,7 @@ Tensor exp(const Tensor& x, Site where) {
 
 // out = ln x  =>  dx = g / x
 Tensor log(const Tensor& x, Site where) {
-  Tensor out = map1("log", UnaryOp::log, 0, x, [](auto v) { return std::log(v); });
+  Tensor out = map1("log", cuda::kLog, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
     record("log", {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], s[0])};
@@ -166,7 +170,7 @@ Tensor log(const Tensor& x, Site where) {
 
 // out = x^p  =>  dx = g * p * x^(p-1)
 Tensor pow(const Tensor& x, double p, Site where) {
-  Tensor out = map1("pow", UnaryOp::pow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  Tensor out = map1("pow", cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
     record("pow", {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
@@ -176,7 +180,7 @@ Tensor pow(const Tensor& x, double p, Site where) {
 
 // out = sqrt(x)  =>  dx = g / (2 out)
 Tensor sqrt(const Tensor& x, Site where) {
-  Tensor out = map1("sqrt", UnaryOp::sqrt, 0, x, [](auto v) { return std::sqrt(v); });
+  Tensor out = map1("sqrt", cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
     record("sqrt", {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
@@ -190,23 +194,23 @@ Tensor sqrt(const Tensor& x, Site where) {
 
 // out = max(x, 0)  =>  dx = g * [x > 0]; the step [x > 0] is piecewise constant: its own derivative is 0.
 Tensor relu(const Tensor& x, Site where) {
-  Tensor out = map1("relu", UnaryOp::relu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  Tensor out = map1("relu", cuda::kRelu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   if (should_record({x}))
     record("relu", {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       auto step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); };
-      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], map2("relu_backward", BinaryOp::relu_backward, ones_like(s[0]), s[0], step))};
-      return std::vector<Tensor>{map2("relu_backward", BinaryOp::relu_backward, g[0], s[0], step)};
+      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(s[0]), s[0], step))};
+      return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[0], step)};
     }, DoubleBackward::composed, where);
   return out;
 }
 
 // out = tanh x  =>  dx = g * (1 - out^2)
 Tensor tanh(const Tensor& x, Site where) {
-  Tensor out = map1("tanh", UnaryOp::tanh, 0, x, [](auto v) { return std::tanh(v); });
+  Tensor out = map1("tanh", cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
   if (should_record({x}))
     record("tanh", {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       if (grad_enabled()) return std::vector<Tensor>{mul(g[0], rsub(mul(s[0], s[0]), 1.0))};
-      return std::vector<Tensor>{map2("tanh_backward", BinaryOp::tanh_backward, g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
+      return std::vector<Tensor>{map2("tanh_backward", cuda::kTanhBackward, g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
     }, DoubleBackward::composed, where);
   return out;
 }
@@ -215,7 +219,7 @@ namespace {
 
 // g * gelu'(x) with gelu'(x) = Phi(x) + x phi(x), one fused pass.
 Tensor gelu_backward_kernel(const Tensor& g, const Tensor& x) {
-  return map2("gelu_backward", BinaryOp::gelu_backward, g, x, [](auto gv, auto xv) {
+  return map2("gelu_backward", cuda::kGeluBackward, g, x, [](auto gv, auto xv) {
     double v = static_cast<double>(xv);
     double cdf = 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2));
     double pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
@@ -240,13 +244,38 @@ Tensor gelu_slope(const Tensor& x, Site where) {
 
 // out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
 Tensor gelu(const Tensor& x, Site where) {
-  Tensor out = map1("gelu", UnaryOp::gelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
+  Tensor out = map1("gelu", cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   if (should_record({x}))
     record("gelu", {x}, {out}, {save(x, "gelu input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       if (grad_enabled()) return std::vector<Tensor>{mul(g[0], gelu_slope(s[0], where))};
       return std::vector<Tensor>{gelu_backward_kernel(g[0], s[0])};
     }, DoubleBackward::composed, where);
   return out;
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> elementwise_ops() {
+  static const OpInfo rows[] = {
+      {"add", "nothing: dA = sum_to(g)", "ops/elementwise.cpp"},
+      {"sub", "nothing", "ops/elementwise.cpp"},
+      {"mul", "a and b: each is the other's derivative", "ops/elementwise.cpp"},
+      {"div", "a and b", "ops/elementwise.cpp"},
+      {"add_scalar", "nothing", "ops/elementwise.cpp"},
+      {"mul_scalar", "nothing: the scalar", "ops/elementwise.cpp"},
+      {"rsub_scalar", "nothing", "ops/elementwise.cpp"},
+      {"rdiv_scalar", "the denominator a: d(s/a) = −s/a²", "ops/elementwise.cpp"},
+      {"neg", "nothing", "ops/elementwise.cpp"},
+      {"exp", "the output: it is the derivative", "ops/elementwise.cpp"},
+      {"log", "the input x: d log x = 1/x", "ops/elementwise.cpp"},
+      {"pow", "the base x: p x^(p−1)", "ops/elementwise.cpp"},
+      {"sqrt", "the output: 1 / (2 out)", "ops/elementwise.cpp"},
+      {"relu", "the input x: the step [x > 0]", "ops/elementwise.cpp"},
+      {"tanh", "the output y: 1 − y²", "ops/elementwise.cpp"},
+      {"gelu", "the input x: Φ(x) + x φ(x)", "ops/elementwise.cpp"},
+      {"gelu_slope", "the input x: φ(x) (2 − x²)", "ops/elementwise.cpp", true, true, true, true, true},
+  };
+  return rows;
 }
 
 }  // namespace hg

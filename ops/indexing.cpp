@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <tuple>
 
+#include "cuda/ops.h"
 #include "engine/dispatch.h"
-#include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
+#include "ops/device.h"
+#include "ops/registry.h"
 
 namespace hg {
 
@@ -54,29 +56,27 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
   require_defined(op, x, "input x");
   require_defined(op, mask, "mask");
   require_mask(op, mask, "mask");
-  if (mask.device() != x.device())
-    fail(op, "mask {} is on {} but x {} is on {}; move the mask with .to(Device::{})", mask.describe(),
-         device_name(mask.device()), x.describe(), device_name(x.device()), device_name(x.device()));
   if (!broadcasts_to(mask.shape(), x.shape()))
     fail(op, "mask of shape {} does not broadcast to x's shape {} (each mask dimension must equal x's or be 1, "
          "aligned from the right, and the mask may not have more dimensions than x)",
          shape_str(mask.shape()), shape_str(x.shape()));
 
-  Tensor out;
-  if (x.device() == Device::cuda) out = require_cuda(op).masked_fill(x.detach(), mask, value);
-  else out = empty(x.shape(), x.dtype(), x.device());
-  const Shape mask_strides = broadcast_strides(op, mask, x.shape());
-  if (x.device() == Device::cpu) dispatch_float(x.dtype(), op, [&]<typename T>() {
-    const T fill = static_cast<T>(value);  // -inf stays -inf
-    for_each_row<T, const T, const uint8_t>(
-        x.shape(), {&out.strides(), &x.strides(), &mask_strides},
-        std::make_tuple(out.data_ptr<T>(), static_cast<const T*>(x.raw_data()),
-                        static_cast<const uint8_t*>(mask.raw_data())),
-        [&](int64_t n, std::tuple<T*, const T*, const uint8_t*> p, const std::array<int64_t, 3>& st) {
-          auto [o, a, m] = p;
-          for (int64_t i = 0; i < n; ++i) o[i * st[0]] = m[i * st[2]] ? fill : a[i * st[1]];
-        });
-  });
+  Tensor out = on_device(op, {x, mask}, [&] {
+    Tensor o = empty(x.shape(), x.dtype());
+    const Shape mask_strides = broadcast_strides(op, mask, x.shape());
+    dispatch_float(x.dtype(), op, [&]<typename T>() {
+      const T fill = static_cast<T>(value);  // -inf stays -inf
+      for_each_row<T, const T, const uint8_t>(
+          x.shape(), {&o.strides(), &x.strides(), &mask_strides},
+          std::make_tuple(o.data_ptr<T>(), static_cast<const T*>(x.raw_data()),
+                          static_cast<const uint8_t*>(mask.raw_data())),
+          [&](int64_t n, std::tuple<T*, const T*, const uint8_t*> p, const std::array<int64_t, 3>& st) {
+            auto [w, a, m] = p;
+            for (int64_t i = 0; i < n; ++i) w[i * st[0]] = m[i * st[2]] ? fill : a[i * st[1]];
+          });
+    });
+    return o;
+  }, HG_CUDA(cuda::masked_fill(x.detach(), mask, value)));
 
   if (should_record({x})) {
     record(op, {x, mask}, {out}, {save(mask, "mask")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
@@ -99,10 +99,6 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   require_defined(op, b, "input b");
   require_mask(op, cond, "condition");
   check_same_dtype_device(op, a, b);
-  if (cond.device() != a.device())
-    fail(op, "condition {} is on {} but a {} is on {}; move the condition with .to(Device::{})", cond.describe(),
-         device_name(cond.device()), a.describe(), device_name(a.device()), device_name(a.device()));
-
   Shape shape;
   try {
     shape = broadcast_shapes(op, cond.shape(), broadcast_shapes(op, a.shape(), b.shape()));
@@ -110,21 +106,22 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
     fail(op, "condition {}, a {} and b {} cannot be broadcast to one shape (sizes must match or be 1, aligned "
          "from the right)", shape_str(cond.shape()), shape_str(a.shape()), shape_str(b.shape()));
   }
-  Tensor out;
-  if (a.device() == Device::cuda) out = require_cuda(op).where(cond, a.detach(), b.detach());
-  else out = empty(shape, a.dtype(), a.device());
-  const Shape sc = broadcast_strides(op, cond, shape), sa = broadcast_strides(op, a, shape),
-              sb = broadcast_strides(op, b, shape);
-  if (a.device() == Device::cpu) dispatch_float(a.dtype(), op, [&]<typename T>() {
-    for_each_row<T, const uint8_t, const T, const T>(
-        shape, {&out.strides(), &sc, &sa, &sb},
-        std::make_tuple(out.data_ptr<T>(), static_cast<const uint8_t*>(cond.raw_data()),
-                        static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data())),
-        [&](int64_t n, std::tuple<T*, const uint8_t*, const T*, const T*> p, const std::array<int64_t, 4>& st) {
-          auto [o, c, x, y] = p;
-          for (int64_t i = 0; i < n; ++i) o[i * st[0]] = c[i * st[1]] ? x[i * st[2]] : y[i * st[3]];
-        });
-  });
+  Tensor out = on_device(op, {cond, a, b}, [&] {
+    Tensor o = empty(shape, a.dtype());
+    const Shape sc = broadcast_strides(op, cond, shape), sa = broadcast_strides(op, a, shape),
+                sb = broadcast_strides(op, b, shape);
+    dispatch_float(a.dtype(), op, [&]<typename T>() {
+      for_each_row<T, const uint8_t, const T, const T>(
+          shape, {&o.strides(), &sc, &sa, &sb},
+          std::make_tuple(o.data_ptr<T>(), static_cast<const uint8_t*>(cond.raw_data()),
+                          static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data())),
+          [&](int64_t n, std::tuple<T*, const uint8_t*, const T*, const T*> p, const std::array<int64_t, 4>& st) {
+            auto [w, c, x, y] = p;
+            for (int64_t i = 0; i < n; ++i) w[i * st[0]] = c[i * st[1]] ? x[i * st[2]] : y[i * st[3]];
+          });
+    });
+    return o;
+  }, HG_CUDA(cuda::where(cond, a.detach(), b.detach())));
 
   if (should_record({a, b})) {
     const Shape shape_a = a.shape(), shape_b = b.shape();
@@ -159,40 +156,17 @@ Tensor recorded_scatter(const Tensor& g, const Tensor& indices, const Tensor& dw
   return dweight;
 }
 
-}  // namespace
 
-Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
+// The CPU kernels: the rows of weight (V, d) that indices name, and the scatter-add back.
+Tensor embedding_cpu(const Tensor& weight, const Tensor& indices) {
   const char* op = "embedding";
-  require_defined(op, weight, "weight");
-  require_defined(op, indices, "indices");
-  if (weight.dim() != 2)
-    fail(op, "weight {} must be 2-D (V, d): one row of d numbers per token id", weight.describe());
-  if (indices.dtype() != DType::i64)
-    fail(op, "indices {} must be i64 token ids; convert with .to(DType::i64)", indices.describe());
-  if (indices.device() != weight.device())
-    fail(op, "indices {} are on {} but weight {} is on {}; move the indices with .to(Device::{})", indices.describe(),
-         device_name(indices.device()), weight.describe(), device_name(weight.device()), device_name(weight.device()));
   const int64_t V = weight.size(0), d = weight.size(1);
-  if (weight.device() == Device::cuda) {  // the kernel checks the indices on the device
-    Tensor out = require_cuda(op).embedding(weight.detach(), indices);
-    if (should_record({weight}))
-      record(op, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-        Tensor dweight;
-        {
-          NoGradGuard ng;
-          dweight = require_cuda("embedding backward").embedding_backward(g[0], s[0], V);
-        }
-        return std::vector<Tensor>{recorded_scatter(g[0], s[0], dweight), Tensor()};
-      }, DoubleBackward::composed, where);
-    return out;
-  }
   const std::vector<int64_t> ids = indices.to_int_vector();  // row-major over indices' shape
   for (size_t p = 0; p < ids.size(); ++p)
     if (ids[p] < 0 || ids[p] >= V)
       fail(op, "index {} at position {} of indices {} is out of range for a table of V = {} rows (weight {}); "
            "token ids must lie in [0, {})", ids[p], index_str(indices.shape(), static_cast<int64_t>(p)),
            shape_str(indices.shape()), V, shape_str(weight.shape()), V);
-
   Shape out_shape = indices.shape();
   out_shape.push_back(d);
   Tensor out = empty(out_shape, weight.dtype());  // (..., d)
@@ -205,26 +179,47 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
         for (int64_t j = 0; j < d; ++j) o[p * d + j] = w[ids[static_cast<size_t>(p)] * sv + j * sd];
     });
   });
+  return out;
+}
 
+Tensor embedding_backward_cpu(const Tensor& g, const Tensor& indices, int64_t V) {
+  const int64_t d = g.size(-1);
+  const std::vector<int64_t> rows = indices.to_int_vector();
+  const Tensor gc = g.contiguous();      // (..., d)
+  Tensor dweight = zeros({V, d}, g.dtype());  // (V, d)
+  dispatch_float(g.dtype(), "embedding backward", [&]<typename T>() {
+    const T* gp = static_cast<const T*>(gc.raw_data());
+    T* dw = dweight.data_ptr<T>();
+    // Threads split the d columns, not the positions: each dweight element still sums its rows
+    // in position order, whatever the number of threads.
+    parallel_for(d, static_cast<int64_t>(rows.size()), [&](int64_t j0, int64_t j1) {
+      for (size_t p = 0; p < rows.size(); ++p)
+        for (int64_t j = j0; j < j1; ++j) dw[rows[p] * d + j] += gp[static_cast<int64_t>(p) * d + j];
+    });
+  });
+  return dweight;
+}
+
+}  // namespace
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
+  const char* op = "embedding";
+  require_defined(op, weight, "weight");
+  require_defined(op, indices, "indices");
+  if (weight.dim() != 2)
+    fail(op, "weight {} must be 2-D (V, d): one row of d numbers per token id", weight.describe());
+  if (indices.dtype() != DType::i64)
+    fail(op, "indices {} must be i64 token ids; convert with .to(DType::i64)", indices.describe());
+  // On the GPU the kernel checks the indices on the device (a deferred Error).
+  Tensor out = on_device(op, {weight, indices}, [&] { return embedding_cpu(weight, indices); },
+                         HG_CUDA(cuda::embedding(weight.detach(), indices)));
   if (should_record({weight})) {
-    const DType t = weight.dtype();
-    record(op, {weight, indices}, {out}, {save(indices, "indices")},
-           [V, d, t](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             const std::vector<int64_t> rows = s[0].to_int_vector();
-             const Tensor gc = g[0].contiguous();  // (..., d)
-             Tensor dweight = zeros({V, d}, t);    // (V, d)
-             dispatch_float(t, "embedding backward", [&]<typename T>() {
-               const T* gp = static_cast<const T*>(gc.raw_data());
-               T* dw = dweight.data_ptr<T>();
-               // Threads split the d columns, not the positions: each dweight element still sums
-               // its rows in position order, whatever the number of threads.
-               parallel_for(d, static_cast<int64_t>(rows.size()), [&](int64_t j0, int64_t j1) {
-                 for (size_t p = 0; p < rows.size(); ++p)
-                   for (int64_t j = j0; j < j1; ++j) dw[rows[p] * d + j] += gp[static_cast<int64_t>(p) * d + j];
-               });
-             });
-             return std::vector<Tensor>{recorded_scatter(g[0], s[0], dweight), Tensor()};
-           }, DoubleBackward::composed, where);
+    const int64_t V = weight.size(0);
+    record(op, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      Tensor dweight = on_device("embedding backward", {g[0], s[0]}, [&] { return embedding_backward_cpu(g[0], s[0], V); },
+                                 HG_CUDA(cuda::embedding_backward(g[0], s[0], V)));
+      return std::vector<Tensor>{recorded_scatter(g[0], s[0], dweight), Tensor()};
+    }, DoubleBackward::composed, where);
   }
   return out;
 }
@@ -349,6 +344,21 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim, Site whe
     for (int64_t off = 0; off < n; off += piece) sizes.push_back(std::min(piece, n - off));
   }
   return split(x, sizes, dim, where);
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> indexing_ops() {
+  static const OpInfo rows[] = {
+      {"masked_fill", "the mask: masked entries pass no gradient", "ops/indexing.cpp"},
+      {"where", "the condition", "ops/indexing.cpp"},
+      {"embedding", "the indices: where each gradient row goes", "ops/indexing.cpp"},
+      {"embedding_backward", "the indices: its gradient is embedding itself", "ops/indexing.cpp", true, true, true, true,
+       true},
+      {"concat", "nothing: the offsets and sizes", "ops/indexing.cpp"},
+      {"split", "nothing: the offsets and sizes", "ops/indexing.cpp"},
+  };
+  return rows;
 }
 
 }  // namespace hg

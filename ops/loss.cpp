@@ -13,15 +13,17 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/backend.h"
+#include "cuda/ops.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/cpu_map.h"
+#include "ops/device.h"
 #include "ops/elementwise.h"
 #include "ops/softmax.h"
+#include "ops/registry.h"
 
 namespace hg {
 
@@ -47,55 +49,21 @@ Tensor cross_entropy_backward_composed(const Tensor& x, const Tensor& targets, i
   return mul(d, mul(g, 1.0 / static_cast<double>(n))).reshape(x.shape());
 }
 
-// The same loss and backward on a CUDA tensor, without the host waiting for the device: the
-// kernels (cuda/rows.cu) check the targets and the NaN rule on the device and report them at the
-// next copy to the host (engine/backend.h), and the count of kept rows stays on the device, where
-// the backward kernel reads it with the incoming gradient.
-Tensor cross_entropy_cuda(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Site where) {
-  const char* op = "cross_entropy";
-  Tensor lse, n_kept;
-  Tensor out = require_cuda(op).cross_entropy(logits.detach(), targets, ignore_index, &lse, &n_kept);
-  if (should_record({logits})) {
-    record(op, {logits, targets}, {out},
-           {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp"), save(n_kept, "kept-row count")},
-           [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             if (grad_enabled()) return std::vector<Tensor>{cross_entropy_backward_composed(s[0], s[1], ignore_index, g[0]), Tensor()};
-             return std::vector<Tensor>{
-                 require_cuda("cross_entropy backward").cross_entropy_backward(s[0], s[1], s[2], ignore_index, g[0], s[3]),
-                 Tensor()};
-           }, DoubleBackward::composed, where);
-  }
-  return out;
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------- forward
 // One pass per row: the max, then the sum of exp(x - max), then lse and the row's loss.
 // The sums are done in double for both dtypes (the sum over rows of a float32 mean would
 // otherwise lose digits), the exponentials in the logits' dtype (exp_fast, ops/cpu_map.h: a
 // vectorised exp within 2 ulp in float32, std::exp in float64); lse is stored in the logits' dtype.
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Site where) {
-  const char* op = "cross_entropy";
-  if (!logits.defined() || !targets.defined()) fail(op, "logits and targets must both be defined tensors");
-  if (logits.dim() == 0)
-    fail(op, "logits {} are 0-d; they need a last dimension of C classes, shape (..., C)", logits.describe());
-  if (targets.dtype() != DType::i64)
-    fail(op, "targets {} must be i64 class indices (probability targets are not supported); convert with "
-         ".to(DType::i64)", targets.describe());
-  Shape row_shape = logits.shape();
-  const int64_t C = row_shape.back();
-  row_shape.pop_back();
-  if (targets.shape() != row_shape)
-    fail(op, "targets have shape {} but logits {} need targets of shape {} (the logits' shape without the last, "
-         "class, dimension)", shape_str(targets.shape()), logits.describe(), shape_str(row_shape));
-  if (C == 0) fail(op, "logits {} have no classes (C = 0)", logits.describe());
-  if (targets.device() != logits.device())
-    fail(op, "targets {} are on {} but logits {} are on {}; move the targets with .to(Device::{})", targets.describe(),
-         device_name(targets.device()), logits.describe(), device_name(logits.device()), device_name(logits.device()));
-  if (logits.device() == Device::cuda) return cross_entropy_cuda(logits, targets, ignore_index, where);
+// The forward's results: the mean loss (0-d), the logsumexp of each row (N,) (0 on ignored rows)
+// and the number of kept rows (0-d i64), which the backward reads.
+struct Loss {
+  Tensor out, lse, n_kept;
+};
 
+Loss cross_entropy_cpu(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  const char* op = "cross_entropy";
+  const int64_t C = logits.size(-1);
   const std::vector<int64_t> t = targets.to_int_vector();  // (N,)
   const int64_t N = static_cast<int64_t>(t.size());
   int64_t n_kept = 0;
@@ -137,50 +105,99 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
            index_str(targets.shape(), r), t[r]);
     total += row_loss[r];
   }
-  Tensor out = scalar(n_kept > 0 ? total / static_cast<double>(n_kept) : 0.0, logits.dtype());  // ()
+  Loss res;
+  res.out = scalar(n_kept > 0 ? total / static_cast<double>(n_kept) : 0.0, logits.dtype());  // ()
+  res.lse = lse;
+  res.n_kept = scalar(static_cast<double>(n_kept), DType::i64);
+  return res;
+}
 
-  // ---------------------------------------------------------------- backward
-  // dL/dx_rc = (1/n) (d lse_r / dx_rc - [c = t_r]) = (p_rc - [c = t_r]) / n  for r in K,
-  // with p_r = softmax(x_r) = exp(x_r - lse_r); rows not in K do not enter L, so their gradient is 0.
-  // Times the incoming scalar g: dlogits = g (P - onehot(t)) / n on kept rows.
-  //
-  // Saves the logits (a detached alias: no copy; the version counter guards it against in-place
-  // writes), the targets, and the logsumexp lse (N,) — not the probabilities P (N, C). The forward
-  // then never allocates an (N, C) buffer, and the backward recomputes p = exp(x - lse) with one
-  // exp per element, the trade FlashAttention makes with its saved log-sum-exp.
+// ---------------------------------------------------------------- backward
+// dL/dx_rc = (1/n) (d lse_r / dx_rc - [c = t_r]) = (p_rc - [c = t_r]) / n  for r in K,
+// with p_r = softmax(x_r) = exp(x_r - lse_r); rows not in K do not enter L, so their gradient is 0.
+// Times the incoming scalar g: dlogits = g (P - onehot(t)) / n on kept rows.
+//
+// Saves the logits (a detached alias: no copy; the version counter guards it against in-place
+// writes), the targets, the logsumexp lse (N,) and the kept-row count n (0-d; on the GPU it stays
+// on the device, where the backward kernel reads it) — not the probabilities P (N, C). The forward
+// then never allocates an (N, C) buffer, and the backward recomputes p = exp(x - lse) with one
+// exp per element, the trade FlashAttention makes with its saved log-sum-exp.
+Tensor cross_entropy_backward_cpu(const Tensor& x_saved, const Tensor& targets, const Tensor& lse, int64_t ignore_index,
+                                  const Tensor& g, const Tensor& kept) {
+  const int64_t n_kept = static_cast<int64_t>(kept.item());
+  const Shape shape = x_saved.shape();
+  const DType dt = x_saved.dtype();
+  if (n_kept == 0) return zeros(shape, dt);
+  const int64_t C = shape.back(), N = C ? x_saved.numel() / C : 0;
+  Tensor dlogits = empty(shape, dt);  // (..., C), every row written below
+  const double scale = g.item() / static_cast<double>(n_kept);
+  const Tensor xs = x_saved.contiguous();
+  const std::vector<int64_t> tt = targets.to_int_vector();
+  dispatch_float(dt, "cross_entropy backward", [&]<typename T>() {
+    const T* xp = static_cast<const T*>(xs.raw_data());
+    const T* lp = static_cast<const T*>(lse.raw_data());
+    T* dp = dlogits.data_ptr<T>();
+    parallel_for(N, 8 * C, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        if (tt[r] == ignore_index) {  // an ignored row does not enter L
+          std::fill(dp + r * C, dp + (r + 1) * C, T(0));
+          continue;
+        }
+        const T l = lp[r], sc = static_cast<T>(scale);
+        T* d = dp + r * C;
+        for (int64_t c = 0; c < C; ++c) d[c] = exp_fast(xp[r * C + c] - l);  // p_rc
+        d[tt[r]] -= 1;  // p − 1 is exact near p = 1, where the gradient is small
+        for (int64_t c = 0; c < C; ++c) d[c] *= sc;
+      }
+    });
+  });
+  return dlogits;
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Site where) {
+  const char* op = "cross_entropy";
+  if (!logits.defined() || !targets.defined()) fail(op, "logits and targets must both be defined tensors");
+  if (logits.dim() == 0)
+    fail(op, "logits {} are 0-d; they need a last dimension of C classes, shape (..., C)", logits.describe());
+  if (targets.dtype() != DType::i64)
+    fail(op, "targets {} must be i64 class indices (probability targets are not supported); convert with "
+         ".to(DType::i64)", targets.describe());
+  Shape row_shape = logits.shape();
+  const int64_t C = row_shape.back();
+  row_shape.pop_back();
+  if (targets.shape() != row_shape)
+    fail(op, "targets have shape {} but logits {} need targets of shape {} (the logits' shape without the last, "
+         "class, dimension)", shape_str(targets.shape()), logits.describe(), shape_str(row_shape));
+  if (C == 0) fail(op, "logits {} have no classes (C = 0)", logits.describe());
+
+  const Loss loss = on_device(op, {logits, targets}, [&] { return cross_entropy_cpu(logits, targets, ignore_index); },
+                              HG_CUDA([&] {
+                                Loss l;
+                                l.out = cuda::cross_entropy(logits.detach(), targets, ignore_index, &l.lse, &l.n_kept);
+                                return l;
+                              }()));
   if (should_record({logits})) {
-    const Shape shape = logits.shape();
-    const DType dt = logits.dtype();
-    record(op, {logits, targets}, {out}, {save(logits, "logits"), save(targets, "targets"), save(lse, "logsumexp")},
-           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(op, {logits, targets}, {loss.out},
+           {save(logits, "logits"), save(targets, "targets"), save(loss.lse, "logsumexp"), save(loss.n_kept, "kept-row count")},
+           [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              if (grad_enabled()) return std::vector<Tensor>{cross_entropy_backward_composed(s[0], s[1], ignore_index, g[0]), Tensor()};
-             if (n_kept == 0) return std::vector<Tensor>{zeros(shape, dt), Tensor()};
-             Tensor dlogits = empty(shape, dt);  // (..., C), every row written below
-             const double scale = g[0].item() / static_cast<double>(n_kept);
-             const Tensor xs = s[0].contiguous();
-             const std::vector<int64_t> tt = s[1].to_int_vector();
-             dispatch_float(dt, "cross_entropy backward", [&]<typename T>() {
-               const T* xp = static_cast<const T*>(xs.raw_data());
-               const T* lp = static_cast<const T*>(s[2].raw_data());
-               T* dp = dlogits.data_ptr<T>();
-               parallel_for(N, 8 * C, [&](int64_t begin, int64_t end) {
-                 for (int64_t r = begin; r < end; ++r) {
-                   if (tt[r] == ignore_index) {  // an ignored row does not enter L
-                     std::fill(dp + r * C, dp + (r + 1) * C, T(0));
-                     continue;
-                   }
-                   const T l = lp[r], sc = static_cast<T>(scale);
-                   T* d = dp + r * C;
-                   for (int64_t c = 0; c < C; ++c) d[c] = exp_fast(xp[r * C + c] - l);  // p_rc
-                   d[tt[r]] -= 1;  // p − 1 is exact near p = 1, where the gradient is small
-                   for (int64_t c = 0; c < C; ++c) d[c] *= sc;
-                 }
-               });
-             });
-             return std::vector<Tensor>{dlogits, Tensor()};
+             return std::vector<Tensor>{on_device("cross_entropy backward", {s[0], s[1], g[0]}, [&] {
+               return cross_entropy_backward_cpu(s[0], s[1], s[2], ignore_index, g[0], s[3]);
+             }, HG_CUDA(cuda::cross_entropy_backward(s[0], s[1], s[2], ignore_index, g[0], s[3]))), Tensor()};
            }, DoubleBackward::composed, where);
   }
-  return out;
+  return loss.out;
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> loss_ops() {
+  static const OpInfo rows[] = {
+      {"cross_entropy", "the logits, the targets and the logsumexp (N,): P is recomputed", "ops/loss.cpp"},
+  };
+  return rows;
 }
 
 }  // namespace hg

@@ -15,12 +15,14 @@
 #include <climits>
 #include <type_traits>
 
-#include "engine/backend.h"
+#include "cuda/ops.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
+#include "ops/device.h"
+#include "ops/registry.h"
 
 namespace hg {
 
@@ -221,8 +223,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
     fail("matmul", "batch dimensions {} of a {} and {} of b {} do not broadcast (sizes must match or be 1)",
          shape_str(ba), shape_str(a.shape()), shape_str(bb), shape_str(b.shape()));
   }
-  Tensor C = a.device() == Device::cuda ? require_cuda("matmul").gemm(A, B, 1.0)  // cuBLAS
-                                        : batched_matmul(A, B, batch);             // (batch..., n, m)
+  const Tensor C = on_device("matmul", {a, b}, [&] { return batched_matmul(A, B, batch); },  // (batch..., n, m)
+                             HG_CUDA(cuda::gemm(A, B, 1.0)));                           // cuBLAS
   Shape c_shape = C.shape(), out_shape = batch;
   if (!a_vec) out_shape.push_back(A.size(-2));
   if (!b_vec) out_shape.push_back(B.size(-1));
@@ -257,6 +259,15 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
     }, DoubleBackward::composed, where);
   }
   return out;
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> matmul_ops() {
+  static const OpInfo rows[] = {
+      {"matmul", "a and b (only the one the other's gradient needs)", "ops/matmul.cpp"},
+  };
+  return rows;
 }
 
 }  // namespace hg

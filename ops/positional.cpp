@@ -9,12 +9,14 @@
 #include <limits>
 #include <vector>
 
-#include "engine/backend.h"
+#include "cuda/ops.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
+#include "ops/device.h"
+#include "ops/registry.h"
 
 namespace hg {
 
@@ -153,12 +155,13 @@ void check_rope(const char* op, const Tensor& x, double base) {
 // negligible beside the B · H · T · d_h rotations).
 Tensor rotate(const char* op, const Tensor& x, int64_t start, double base, int direction, Site where) {
   check_rope(op, x, base);
-  Tensor out = x.device() == Device::cuda ? require_cuda(op).rope(x.detach(), start, base, direction)
-                                          : dispatch_float(x.dtype(), op, [&]<typename T>() {
-    Tensor y = empty(x.shape(), x.dtype());  // (..., T, d_h), contiguous
-    if (y.numel() > 0) rope_kernel<T>(x.detach(), y, start, base, direction);
-    return y;
-  });
+  Tensor out = on_device(op, {x}, [&] {
+    return dispatch_float(x.dtype(), op, [&]<typename T>() {
+      Tensor y = empty(x.shape(), x.dtype());  // (..., T, d_h), contiguous
+      if (y.numel() > 0) rope_kernel<T>(x.detach(), y, start, base, direction);
+      return y;
+    });
+  }, HG_CUDA(cuda::rope(x.detach(), start, base, direction)));
   if (should_record({x}))
     record(op, {x}, {out}, {}, [start, base, direction, where](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{rotate(direction > 0 ? "rope backward" : "rope", g[0], start, base, -direction, where)};
@@ -182,18 +185,19 @@ Tensor rope_at(const Tensor& x, int64_t start, double base, Site where) {
 Tensor alibi_bias(int64_t heads, int64_t T, DType dtype, Device device) {
   if (heads < 1) fail("alibi_bias", "the number of heads must be >= 1, got {}", heads);
   if (T < 0) fail("alibi_bias", "the sequence length T must be >= 0, got {}", T);
-  if (device == Device::cuda) return require_cuda("alibi_bias").alibi_bias(heads, T, dtype);
-  return dispatch_float(dtype, "alibi_bias", [&]<typename E>() {
-    Tensor b = empty({heads, T, T}, dtype);  // (H, T, T)
-    E* p = b.data_ptr<E>();
-    for (int64_t h = 1; h <= heads; ++h) {
-      const double slope = std::exp2(-8.0 * static_cast<double>(h) / static_cast<double>(heads));
-      for (int64_t i = 0; i < T; ++i)
-        for (int64_t j = 0; j < T; ++j)
-          *p++ = j <= i ? static_cast<E>(slope * static_cast<double>(j - i)) : -std::numeric_limits<E>::infinity();
-    }
-    return b;
-  });
+  return on_device("alibi_bias", device, [&] {
+    return dispatch_float(dtype, "alibi_bias", [&]<typename E>() {
+      Tensor b = empty({heads, T, T}, dtype);  // (H, T, T)
+      E* p = b.data_ptr<E>();
+      for (int64_t h = 1; h <= heads; ++h) {
+        const double slope = std::exp2(-8.0 * static_cast<double>(h) / static_cast<double>(heads));
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = 0; j < T; ++j)
+            *p++ = j <= i ? static_cast<E>(slope * static_cast<double>(j - i)) : -std::numeric_limits<E>::infinity();
+      }
+      return b;
+    });
+  }, HG_CUDA(cuda::alibi_bias(heads, T, dtype)));
 }
 
 // ---------------------------------------------------------------- sinusoidal_positions
@@ -203,17 +207,30 @@ Tensor alibi_bias(int64_t heads, int64_t T, DType dtype, Device device) {
 Tensor sinusoidal_positions(int64_t T, int64_t d, DType dtype, Device device) {
   if (T < 0 || d < 1)
     fail("sinusoidal_positions", "needs T >= 0 positions and a width d >= 1, got T = {}, d = {}", T, d);
-  if (device == Device::cuda) return require_cuda("sinusoidal_positions").sinusoidal_positions(T, d, dtype);
-  return dispatch_float(dtype, "sinusoidal_positions", [&]<typename E>() {
-    Tensor pe = empty({T, d}, dtype);  // (T, d)
-    E* p = pe.data_ptr<E>();
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t c = 0; c < d; ++c) {
-        const double angle = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(c - c % 2) / static_cast<double>(d));
-        *p++ = static_cast<E>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
-      }
-    return pe;
-  });
+  return on_device("sinusoidal_positions", device, [&] {
+    return dispatch_float(dtype, "sinusoidal_positions", [&]<typename E>() {
+      Tensor pe = empty({T, d}, dtype);  // (T, d)
+      E* p = pe.data_ptr<E>();
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t c = 0; c < d; ++c) {
+          const double angle = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(c - c % 2) / static_cast<double>(d));
+          *p++ = static_cast<E>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        }
+      return pe;
+    });
+  }, HG_CUDA(cuda::sinusoidal_positions(T, d, dtype)));
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> positional_ops() {
+  static const OpInfo rows[] = {
+      {"rope", "nothing: R_θ comes from the positions, the backward rotates by −θ", "ops/positional.cpp"},
+      {"rope_at", "nothing: as rope, from a given first position", "ops/positional.cpp"},
+      {"rope backward", "nothing: it is rope by −θ, whose gradient is rope by +θ", "ops/positional.cpp", true, true, true,
+       true, true},
+  };
+  return rows;
 }
 
 }  // namespace hg

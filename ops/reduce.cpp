@@ -7,13 +7,15 @@
 #include <algorithm>
 #include <limits>
 
-#include "engine/backend.h"
+#include "cuda/ops.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
+#include "ops/device.h"
 #include "ops/elementwise.h"
+#include "ops/registry.h"
 
 namespace hg {
 
@@ -54,9 +56,17 @@ Plan plan(const char* op, const Tensor& x, Shape dims, bool keepdim) {
   p.nreduced = static_cast<int64_t>(tail.size());
   order.insert(order.end(), tail.begin(), tail.end());
   NoGradGuard ng;
-  p.rows = x.detach().permute(order);  // the CUDA row kernels read any strides
-  if (x.device() == Device::cpu) p.rows = p.rows.contiguous();
+  p.rows = x.detach().permute(order);  // a view: the CPU loops make it contiguous, the CUDA row kernels read any strides
   return p;
+}
+
+// The first position of a row's largest entry (the first of equal maxima).
+template <typename T>
+int64_t first_max(const T* row, int64_t n) {
+  int64_t best = 0;
+  for (int64_t j = 1; j < n; ++j)
+    if (row[j] > row[best]) best = j;
+  return best;
 }
 
 Shape all_dims(const Tensor& x) {
@@ -70,20 +80,22 @@ Shape all_dims(const Tensor& x) {
 // forward: out[k] = sum_j x[k, j]      backward: dx[k, j] = g[k]  (g broadcast back over the reduced dims)
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   Plan p = plan("sum", x, dims, keepdim);
-  Tensor out;
-  if (x.device() == Device::cuda) out = require_cuda("sum").sum_rows(p.rows, p.nreduced).reshape(p.out_shape);
-  else out = empty(p.out_shape, x.dtype());
-  if (x.device() == Device::cpu) dispatch_float(x.dtype(), "sum", [&]<typename T>() {
-    const T* in = p.rows.data_ptr<const T>();
-    T* o = out.data_ptr<T>();
-    parallel_for(p.nrows, p.ncols, [&](int64_t begin, int64_t end) {  // rows on threads; each row's sum in order
-      for (int64_t i = begin; i < end; ++i) {
-        T acc = 0;
-        for (int64_t j = 0; j < p.ncols; ++j) acc += in[i * p.ncols + j];
-        o[i] = acc;
-      }
+  Tensor out = on_device("sum", {x}, [&] {
+    const Tensor rows = p.rows.contiguous();
+    Tensor o = empty(p.out_shape, x.dtype());
+    dispatch_float(x.dtype(), "sum", [&]<typename T>() {
+      const T* in = rows.data_ptr<const T>();
+      T* op = o.data_ptr<T>();
+      parallel_for(p.nrows, p.ncols, [&](int64_t begin, int64_t end) {  // rows on threads; each row's sum in order
+        for (int64_t i = begin; i < end; ++i) {
+          T acc = 0;
+          for (int64_t j = 0; j < p.ncols; ++j) acc += in[i * p.ncols + j];
+          op[i] = acc;
+        }
+      });
     });
-  });
+    return o;
+  }, HG_CUDA(cuda::sum_rows(p.rows, p.nreduced).reshape(p.out_shape)));
   if (should_record({x})) {
     Shape keep = p.keep_shape, from = x.shape();
     record("sum", {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -110,25 +122,23 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
   dim = wrap_dim("max", dim, x.dim());
   Plan p = plan("max", x, {dim}, keepdim);
   if (p.ncols == 0) fail("max", "max over an empty dimension of {}", x.describe());
-  Tensor out, onehot_rows;  // the mask in the permuted layout
-  if (x.device() == Device::cuda) {
-    out = require_cuda("max").max_rows(p.rows, nullptr, &onehot_rows).reshape(p.out_shape);
-  } else {
-    out = empty(p.out_shape, x.dtype());
+  Tensor onehot_rows;  // the mask in the permuted layout
+  Tensor out = on_device("max", {x}, [&] {
+    const Tensor rows = p.rows.contiguous();
+    Tensor o = empty(p.out_shape, x.dtype());
     onehot_rows = zeros({p.nrows, p.ncols}, x.dtype());
-  }
-  if (x.device() == Device::cpu) dispatch_float(x.dtype(), "max", [&]<typename T>() {
-    const T* in = p.rows.data_ptr<const T>();
-    T* o = out.data_ptr<T>();
-    T* oh = onehot_rows.data_ptr<T>();
-    for (int64_t i = 0; i < p.nrows; ++i) {
-      int64_t best = 0;
-      for (int64_t j = 1; j < p.ncols; ++j)
-        if (in[i * p.ncols + j] > in[i * p.ncols + best]) best = j;
-      o[i] = in[i * p.ncols + best];
-      oh[i * p.ncols + best] = 1;
-    }
-  });
+    dispatch_float(x.dtype(), "max", [&]<typename T>() {
+      const T* in = rows.data_ptr<const T>();
+      T* op = o.data_ptr<T>();
+      T* oh = onehot_rows.data_ptr<T>();
+      for (int64_t i = 0; i < p.nrows; ++i) {
+        const int64_t best = first_max(in + i * p.ncols, p.ncols);
+        op[i] = in[i * p.ncols + best];
+        oh[i * p.ncols + best] = 1;
+      }
+    });
+    return o;
+  }, HG_CUDA(cuda::max_rows(p.rows, nullptr, &onehot_rows).reshape(p.out_shape)));
   if (should_record({x})) {
     // undo the permutation (x's dim moved last) so the mask has x's layout
     Shape moved = x.shape();
@@ -150,23 +160,30 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   dim = wrap_dim("argmax", dim, x.dim());
   Plan p = plan("argmax", x, {dim}, keepdim);
   if (p.ncols == 0) fail("argmax", "argmax over an empty dimension of {}", x.describe());
-  if (x.device() == Device::cuda) {
+  return on_device("argmax", {x}, [&] {
+    const Tensor rows = p.rows.contiguous();
+    Tensor o = empty(p.out_shape, DType::i64);
+    dispatch_float(x.dtype(), "argmax", [&]<typename T>() {
+      const T* in = rows.data_ptr<const T>();
+      int64_t* op = o.data_ptr<int64_t>();
+      for (int64_t i = 0; i < p.nrows; ++i) op[i] = first_max(in + i * p.ncols, p.ncols);
+    });
+    return o;
+  }, HG_CUDA([&] {
     Tensor index;
-    require_cuda("argmax").max_rows(p.rows, &index, nullptr);
+    cuda::max_rows(p.rows, &index, nullptr);
     return index.reshape(p.out_shape);
-  }
-  Tensor out = empty(p.out_shape, DType::i64);
-  dispatch_float(x.dtype(), "argmax", [&]<typename T>() {
-    const T* in = p.rows.data_ptr<const T>();
-    int64_t* o = out.data_ptr<int64_t>();
-    for (int64_t i = 0; i < p.nrows; ++i) {
-      int64_t best = 0;
-      for (int64_t j = 1; j < p.ncols; ++j)
-        if (in[i * p.ncols + j] > in[i * p.ncols + best]) best = j;
-      o[i] = best;
-    }
-  });
-  return out;
+  }()));
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> reduce_ops() {
+  static const OpInfo rows[] = {
+      {"sum", "nothing: the gradient expands back", "ops/reduce.cpp"},
+      {"max", "a one-hot mask of the argmax (x's shape)", "ops/reduce.cpp"},
+  };
+  return rows;
 }
 
 }  // namespace hg

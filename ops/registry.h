@@ -7,6 +7,7 @@
 // the gradcheck program orders its rows by it; README's "Where each backward lives" table is
 // printed from it (`gradcheck --registry`) and checked against it by that test.
 #pragma once
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,20 @@ struct OpInfo {
   std::string_view checked_by = {};
 };
 
-// Every op, in the order README and the gradcheck table list them.
+// Every op, in the order README and the gradcheck table list them: the engine's rows, then each
+// ops/ file's rows, which that file defines beside its ops (below), then the gradient sum's.
 const std::vector<OpInfo>& op_registry();
+
+// The rows of the ops each file records, defined at the end of that file.
+std::span<const OpInfo> elementwise_ops();  // ops/elementwise.cpp
+std::span<const OpInfo> broadcast_ops();    // ops/broadcast.cpp
+std::span<const OpInfo> reduce_ops();       // ops/reduce.cpp
+std::span<const OpInfo> matmul_ops();       // ops/matmul.cpp
+std::span<const OpInfo> softmax_ops();      // ops/softmax.cpp
+std::span<const OpInfo> attention_ops();    // ops/attention.cpp
+std::span<const OpInfo> indexing_ops();     // ops/indexing.cpp
+std::span<const OpInfo> loss_ops();         // ops/loss.cpp
+std::span<const OpInfo> positional_ops();   // ops/positional.cpp
 
 // The row of op `name`, or nullptr.
 const OpInfo* find_op(std::string_view name);

@@ -8,26 +8,27 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/backend.h"
+#include "cuda/ops.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
+#include "ops/device.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
+#include "ops/registry.h"
 
 namespace hg {
 
 namespace {
 
-// x (detached) with `dim` moved last: (..., n) rows, contiguous on the CPU (the CUDA row kernels
-// read any strides). The inverse is from_rows().
+// x (detached) with `dim` moved last: (..., n) rows, a view (the CPU kernels make it contiguous,
+// the CUDA row kernels read any strides). The inverse is from_rows().
 Tensor to_rows(const Tensor& x, int64_t dim) {
   Tensor d = x.detach();
-  if (dim != x.dim() - 1) d = d.transpose(dim, -1);
-  return x.device() == Device::cpu ? d.contiguous() : d;
+  return dim == x.dim() - 1 ? d : d.transpose(dim, -1);
 }
 Tensor from_rows(const Tensor& y, int64_t dim) {
   return dim == y.dim() - 1 ? y : y.transpose(dim, -1).contiguous();
@@ -120,10 +121,10 @@ void over_rows(int64_t rows, int64_t n, const K& kernel) {
   parallel_for(rows, 8 * n, [&](int64_t begin, int64_t end) { kernel(begin, end - begin); });
 }
 
-// The row rule on the CPU: ds = P ∘ (dP − D), D = rowsum(P ∘ dP) (..., 1).
-void row_rule_cpu(const Tensor& P, const Tensor& dP, Tensor& ds, Tensor& dot) {
+// The row rule on the CPU: returns ds = P ∘ (dP − D) and sets dot to D = rowsum(P ∘ dP) (..., 1).
+Tensor row_rule_cpu(const Tensor& P, const Tensor& dP, Tensor& dot) {
   Tensor pr = P.detach().contiguous(), gr = dP.detach().contiguous();
-  ds = empty(P.shape(), P.dtype());
+  Tensor ds = empty(P.shape(), P.dtype());
   Shape d_shape = P.shape();
   d_shape.back() = 1;
   dot = empty(d_shape, P.dtype());
@@ -134,6 +135,7 @@ void row_rule_cpu(const Tensor& P, const Tensor& dP, Tensor& ds, Tensor& dot) {
                                dot.data_ptr<T>() + r, count, n);
     });
   });
+  return ds;
 }
 
 // softmax_backward(P, g) as a plain function of two tensors (its public form also takes a Site).
@@ -145,18 +147,27 @@ Tensor along_dim(Tensor (*rule)(const Tensor&, const Tensor&), const Tensor& sav
   return from_rows(rule(saved.transpose(dim, -1), g.transpose(dim, -1)), dim);
 }
 
-Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
-  if (y.device() == Device::cuda) return require_cuda("log_softmax backward").log_softmax_backward_rows(y.detach(), g.detach());
-  Tensor yr = y.detach().contiguous(), gr = g.detach().contiguous();
-  Tensor ds = empty(y.shape(), y.dtype());
-  const int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
-  dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
+// A row kernel over contiguous rows of n: out (shape of a) = kernel(a, b, out) row by row.
+template <typename Kernel>
+Tensor rows_cpu(const char* op, const Tensor& a, const Tensor& b, Kernel kernel) {
+  Tensor ar = a.detach().contiguous(), br = b.defined() ? b.detach().contiguous() : Tensor();
+  Tensor out = empty(a.shape(), a.dtype());
+  const int64_t n = a.dim() ? a.size(-1) : 1, rows = n ? a.numel() / n : 0;
+  dispatch_float(a.dtype(), op, [&]<typename T>() {
+    const T* bp = br.defined() ? br.data_ptr<const T>() : nullptr;
     over_rows(rows, n, [&](int64_t r, int64_t count) {
-      log_softmax_backward_rows<T>(yr.data_ptr<const T>() + r * n, gr.data_ptr<const T>() + r * n,
-                                   ds.data_ptr<T>() + r * n, count, n);
+      kernel(ar.data_ptr<const T>() + r * n, bp ? bp + r * n : nullptr, out.data_ptr<T>() + r * n, count, n);
     });
   });
-  return ds;
+  return out;
+}
+
+Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
+  return on_device("log_softmax backward", {y, g}, [&] {
+    return rows_cpu("log_softmax backward", y, g, []<typename T>(const T* yr, const T* gr, T* ds, int64_t rows, int64_t n) {
+      log_softmax_backward_rows<T>(yr, gr, ds, rows, n);
+    });
+  }, HG_CUDA(cuda::log_softmax_backward_rows(y.detach(), g.detach())));
 }
 
 }  // namespace
@@ -173,20 +184,12 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
 Tensor softmax(const Tensor& s, int64_t dim, Site where) {
   if (s.dim() == 0) return softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("softmax", dim, s.dim());
-  Tensor out;
-  if (s.device() == Device::cuda) {
-    out = from_rows(require_cuda("softmax").softmax_rows(to_rows(s, dim)), dim);
-  } else {
-    Tensor x = to_rows(s, dim);  // (rows, n)
-    Tensor p = empty(x.shape(), s.dtype());
-    const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
-    dispatch_float(s.dtype(), "softmax", [&]<typename T>() {
-      over_rows(rows, n, [&](int64_t r, int64_t count) {
-        softmax_rows<T>(x.data_ptr<const T>() + r * n, p.data_ptr<T>() + r * n, count, n);
-      });
+  const Tensor x = to_rows(s, dim);  // (rows, n)
+  Tensor out = from_rows(on_device("softmax", {s}, [&] {
+    return rows_cpu("softmax", x, Tensor(), []<typename T>(const T* sr, const T*, T* p, int64_t rows, int64_t n) {
+      softmax_rows<T>(sr, p, rows, n);
     });
-    out = from_rows(p, dim);
-  }
+  }, HG_CUDA(cuda::softmax_rows(x))), dim);
   if (should_record({s}))
     record("softmax", {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
       return std::vector<Tensor>{along_dim(&softmax_row_rule, sv[0], g[0], dim)};
@@ -209,9 +212,9 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
          shape_str(dP.shape()));
   check_same_dtype_device("softmax_backward", P, dP);
   if (P.dim() == 0) fail("softmax_backward", "P {} is 0-d; the row rule works along the last dimension", P.describe());
-  Tensor ds, dot;  // dot: D, (..., 1)
-  if (P.device() == Device::cuda) ds = require_cuda("softmax_backward").softmax_backward_rows(P.detach(), dP.detach(), &dot);
-  else row_rule_cpu(P, dP, ds, dot);
+  Tensor dot;  // D, (..., 1)
+  Tensor ds = on_device("softmax_backward", {P, dP}, [&] { return row_rule_cpu(P, dP, dot); },
+                        HG_CUDA(cuda::softmax_backward_rows(P.detach(), dP.detach(), &dot)));
   if (D) *D = dot;
   if (should_record({P, dP})) {
     const bool gp = P.requires_grad(), gg = dP.requires_grad();
@@ -240,14 +243,12 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
 Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
   if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("log_softmax", dim, s.dim());
-  Tensor x = to_rows(s, dim);
-  Tensor y = s.device() == Device::cuda ? require_cuda("log_softmax").log_softmax_rows(x) : empty(x.shape(), s.dtype());
-  const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
-  if (s.device() == Device::cpu) dispatch_float(s.dtype(), "log_softmax", [&]<typename T>() {
-    over_rows(rows, n, [&](int64_t r, int64_t count) {
-      log_softmax_rows<T>(x.data_ptr<const T>() + r * n, y.data_ptr<T>() + r * n, count, n);
+  const Tensor x = to_rows(s, dim);
+  const Tensor y = on_device("log_softmax", {s}, [&] {
+    return rows_cpu("log_softmax", x, Tensor(), []<typename T>(const T* sr, const T*, T* yr, int64_t rows, int64_t n) {
+      log_softmax_rows<T>(sr, yr, rows, n);
     });
-  });
+  }, HG_CUDA(cuda::log_softmax_rows(x)));
   Tensor out = from_rows(y, dim);
   if (should_record({s}))
     record("log_softmax", {s}, {out}, {save(out, "log_softmax output")},
@@ -284,33 +285,41 @@ Tensor jacobian_backward_composed(const Tensor& p, const Tensor& G) {
 
 Tensor softmax_jacobian(const Tensor& p, Site where) {
   if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
-  if (p.device() == Device::cuda) {
-    Tensor J = require_cuda("softmax_jacobian").softmax_jacobian_rows(p.detach());
-    if (should_record({p}))
-      record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-        if (grad_enabled()) return std::vector<Tensor>{jacobian_backward_composed(s[0], g[0])};
-        return std::vector<Tensor>{require_cuda("softmax_jacobian backward").softmax_jacobian_backward_rows(s[0], g[0])};
-      }, DoubleBackward::composed, where);
-    return J;
-  }
-  const int64_t n = p.size(-1), rows = n ? p.numel() / n : 0;
-  Shape j_shape = p.shape();
-  j_shape.push_back(n);
-  Tensor pr = p.detach().contiguous();
-  Tensor J = empty(j_shape, p.dtype());  // (..., n, n)
-  dispatch_float(p.dtype(), "softmax_jacobian", [&]<typename T>() { jacobian_rows<T>(pr.data_ptr<const T>(), J.data_ptr<T>(), rows, n); });
+  Tensor J = on_device("softmax_jacobian", {p}, [&] {
+    const int64_t n = p.size(-1), rows = n ? p.numel() / n : 0;
+    Shape j_shape = p.shape();
+    j_shape.push_back(n);
+    Tensor pr = p.detach().contiguous();
+    Tensor out = empty(j_shape, p.dtype());  // (..., n, n)
+    dispatch_float(p.dtype(), "softmax_jacobian", [&]<typename T>() { jacobian_rows<T>(pr.data_ptr<const T>(), out.data_ptr<T>(), rows, n); });
+    return out;
+  }, HG_CUDA(cuda::softmax_jacobian_rows(p.detach())));
   if (should_record({p}))
     record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       if (grad_enabled()) return std::vector<Tensor>{jacobian_backward_composed(s[0], g[0])};
-      Tensor pc = s[0].contiguous(), G = g[0].contiguous();
-      Tensor dp = empty(pc.shape(), pc.dtype());
-      const int64_t nn = pc.size(-1), nrows = nn ? pc.numel() / nn : 0;
-      dispatch_float(pc.dtype(), "softmax_jacobian backward", [&]<typename T>() {
-        jacobian_backward_rows<T>(pc.data_ptr<const T>(), G.data_ptr<const T>(), dp.data_ptr<T>(), nrows, nn);
-      });
-      return std::vector<Tensor>{dp};
+      return std::vector<Tensor>{on_device("softmax_jacobian backward", {s[0], g[0]}, [&] {
+        Tensor pc = s[0].contiguous(), G = g[0].contiguous();
+        Tensor dp = empty(pc.shape(), pc.dtype());
+        const int64_t n = pc.size(-1), rows = n ? pc.numel() / n : 0;
+        dispatch_float(pc.dtype(), "softmax_jacobian backward", [&]<typename T>() {
+          jacobian_backward_rows<T>(pc.data_ptr<const T>(), G.data_ptr<const T>(), dp.data_ptr<T>(), rows, n);
+        });
+        return dp;
+      }, HG_CUDA(cuda::softmax_jacobian_backward_rows(s[0], g[0])))};
     }, DoubleBackward::composed, where);
   return J;
+}
+
+// ---------------------------------------------------------------- registry rows (ops/registry.h)
+
+std::span<const OpInfo> softmax_ops() {
+  static const OpInfo rows[] = {
+      {"softmax", "the output P: dS = P ∘ (dP − rowsum(P ∘ dP))", "ops/softmax.cpp"},
+      {"softmax_backward", "P and dP: the row rule is bilinear in them", "ops/softmax.cpp"},
+      {"log_softmax", "the output y: p = exp(y), dS = g − p rowsum(g)", "ops/softmax.cpp"},
+      {"softmax_jacobian", "the weights p: J is a polynomial in p", "ops/softmax.cpp"},
+  };
+  return rows;
 }
 
 }  // namespace hg

@@ -134,14 +134,16 @@ TEST_CASE("cross_entropy: float32 agrees with float64") {
   for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == doctest::Approx(want[i]).epsilon(1e-5));
 }
 
-TEST_CASE("cross_entropy saves the logsumexp (N,) and the logits, and refuses logits modified in place") {
+TEST_CASE("cross_entropy saves the logits, the logsumexp (N,) and the kept-row count, and refuses logits modified in place") {
   Tensor x = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::f64).requires_grad_();
   Tensor h = x * 1.0;  // a non-leaf we can write to after the forward
   Tensor loss = cross_entropy(h, index_tensor({0, 2}, {2}));
   const Node& e = *loss.grad_fn();
   REQUIRE(e.op == "cross_entropy");
-  REQUIRE(e.saved.size() == 3);
+  REQUIRE(e.saved.size() == 4);  // logits, targets, logsumexp, kept-row count: the same on both devices
   CHECK(e.saved[2].what == "logsumexp");
+  CHECK(e.saved[3].what == "kept-row count");
+  CHECK(e.saved[3].data.item() == 2.0);
   CHECK(e.saved[2].data.shape() == Shape{2});
   CHECK(e.saved[2].data.to_vector()[0] == doctest::Approx(std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0))));
   h.detach().add_(ones({2, 3}, DType::f64));

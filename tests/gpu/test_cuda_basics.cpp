@@ -1,6 +1,6 @@
-// The CUDA backend skeleton: copies, the caching allocator, the softmax kernel against a CPU
-// float64 reference, and the errors. Every call goes through the CudaBackend table
-// (engine/backend.h), as ops will. main.cpp skips the whole suite where no GPU is present.
+// The CUDA backend skeleton: copies and the caching allocator through the CudaBackend table
+// (engine/backend.h), the softmax kernel (through the op) against a CPU float64 reference, and
+// the errors. main.cpp skips the whole suite where no GPU is present.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "engine/error.h"
 #include "engine/random.h"
 #include "engine/tensor.h"
+#include "ops/softmax.h"
 #ifdef HANDGRAD_WITH_CUDA
 #include "cuda/allocator.h"
 #endif
@@ -145,8 +146,7 @@ TEST_CASE("steady state: repeating the same tensor work makes no new cudaMalloc"
   uint64_t after_first = 0;
   for (int step = 0; step < 5; ++step) {
     Tensor x = random_host({8, 300}, DType::f32, gen, 1.0).to(Device::cuda);  // (8, 300)
-    Tensor y = empty({8, 300}, DType::f32, Device::cuda);
-    cu().softmax_lastdim(x.raw_data(), y.raw_data(), 8, 300, DType::f32);
+    Tensor y = hg::softmax(x, -1);
     (void)y.to(Device::cpu);
     if (step == 0) after_first = cuda::allocator_stats().cuda_malloc_calls;
   }
@@ -179,12 +179,11 @@ TEST_CASE("softmax along the last dim matches a float64 CPU reference, masked ro
       std::vector<double> ref = softmax_reference(x_host.to_vector(), c.rows, c.cols);  // from the rounded inputs
 
       Tensor x = x_host.to(Device::cuda);
-      Tensor y = full({c.rows, c.cols}, std::numeric_limits<double>::quiet_NaN(), t, Device::cuda);  // poison
-      cu().softmax_lastdim(x.raw_data(), y.raw_data(), c.rows, c.cols, t);
+      Tensor y = hg::softmax(x, -1);
       std::vector<double> out = y.to(Device::cpu).to_vector();
 
       double rel = relative_error(out, ref);
-      std::printf("softmax_lastdim %s (%lld, %lld): ||gpu - cpu|| / ||cpu|| = %.3e\n", dtype_name(t),
+      std::printf("softmax rows %s (%lld, %lld): ||gpu - cpu|| / ||cpu|| = %.3e\n", dtype_name(t),
                   static_cast<long long>(c.rows), static_cast<long long>(c.cols), rel);
       CHECK(rel < tol[t == DType::f64 ? 1 : 0]);
       if (c.rows >= 3) {
@@ -204,12 +203,11 @@ TEST_CASE("errors: a failed cudaMalloc throws hg::Error naming it; the backend w
     std::printf("the error reads: %s\n", e.what());
     CHECK(std::string(e.what()).find("cuda/allocator.cpp:") != std::string::npos);  // file and line
   }
-  CHECK_THROWS_WITH_AS(cu().softmax_lastdim(nullptr, nullptr, 2, 3, DType::i64), doctest::Contains("int64"), Error);
+  CHECK_THROWS_WITH_AS(hg::softmax(full({2, 3}, 1.0, DType::i64, Device::cuda), -1), doctest::Contains("int64"), Error);
 
   // The failure left no error behind for the next launch check to misreport.
   Tensor x = tensor({1.0, 2.0, 3.0}, {1, 3}, DType::f64).to(Device::cuda);
-  Tensor y = empty({1, 3}, DType::f64, Device::cuda);
-  cu().softmax_lastdim(x.raw_data(), y.raw_data(), 1, 3, DType::f64);
+  Tensor y = hg::softmax(x, -1);
   std::vector<double> out = y.to(Device::cpu).to_vector();
   double z = std::exp(-2.0) + std::exp(-1.0) + 1.0;
   CHECK(out[2] == doctest::Approx(1.0 / z).epsilon(1e-14));

@@ -1,5 +1,5 @@
-// The elementwise device ops of the CudaBackend table (engine/backend.h) against the CPU:
-// copy, fill, axpy, scale, unary, binary, masked_fill, where — contiguous, strided (transposed,
+// The elementwise device kernels against the CPU: the engine's copy, fill, axpy, scale
+// (engine/backend.h) and the ops' unary, binary, masked_fill, where (cuda/ops.h) — contiguous, strided (transposed,
 // sliced with a step) and broadcast operands, float64 and float32, and the errors.
 #include <doctest/doctest.h>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu_compare.h"
+#include "cuda/ops.h"
 #include "handgrad.h"
 
 using namespace hg;
@@ -38,35 +39,14 @@ constexpr DType kAllTypes[] = {DType::f32, DType::f64, DType::i64, DType::b8};
 
 }  // namespace
 
-TEST_CASE("the table is filled: every device op is there") {
+TEST_CASE("the table is filled: every entry the engine uses is there") {
   const CudaBackend& b = cu();
   CHECK((b.synchronize != nullptr));
+  CHECK((b.host_waits != nullptr));
   CHECK((b.copy != nullptr));
   CHECK((b.fill != nullptr));
   CHECK((b.axpy != nullptr));
   CHECK((b.scale != nullptr));
-  CHECK((b.unary != nullptr));
-  CHECK((b.binary != nullptr));
-  CHECK((b.masked_fill != nullptr));
-  CHECK((b.where != nullptr));
-  CHECK((b.sum_rows != nullptr));
-  CHECK((b.max_rows != nullptr));
-  CHECK((b.softmax_rows != nullptr));
-  CHECK((b.log_softmax_rows != nullptr));
-  CHECK((b.softmax_backward_rows != nullptr));
-  CHECK((b.log_softmax_backward_rows != nullptr));
-  CHECK((b.softmax_jacobian_rows != nullptr));
-  CHECK((b.softmax_jacobian_backward_rows != nullptr));
-  CHECK((b.gemm != nullptr));
-  CHECK((b.embedding != nullptr));
-  CHECK((b.embedding_backward != nullptr));
-  CHECK((b.cross_entropy != nullptr));
-  CHECK((b.cross_entropy_backward != nullptr));
-  CHECK((b.attention_scale_mask != nullptr));
-  CHECK((b.rope != nullptr));
-  CHECK((b.alibi_bias != nullptr));
-  CHECK((b.sinusoidal_positions != nullptr));
-  CHECK((b.adamw != nullptr));
 }
 
 TEST_CASE("poisoning: a block the cache hands out again reads NaN") {
@@ -158,62 +138,62 @@ TEST_CASE("axpy and scale on a transposed destination, and axpy with a broadcast
 
 TEST_CASE("unary: every kind on a transposed input matches the CPU op") {
   struct Case {
-    UnaryOp op;
+    cuda::UnaryCode op;
     double s;
     bool positive;  // inputs in [0.5, 2): log, sqrt, a fractional power, a division
     Tensor (*cpu)(const Tensor&, double);
   };
   const Case cases[] = {
-      {UnaryOp::neg, 0, false, [](const Tensor& x, double) { return hg::neg(x); }},
-      {UnaryOp::exp, 0, false, [](const Tensor& x, double) { return hg::exp(x); }},
-      {UnaryOp::log, 0, true, [](const Tensor& x, double) { return hg::log(x); }},
-      {UnaryOp::sqrt, 0, true, [](const Tensor& x, double) { return hg::sqrt(x); }},
-      {UnaryOp::relu, 0, false, [](const Tensor& x, double) { return hg::relu(x); }},
-      {UnaryOp::tanh, 0, false, [](const Tensor& x, double) { return hg::tanh(x); }},
-      {UnaryOp::gelu, 0, false, [](const Tensor& x, double) { return hg::gelu(x); }},
-      {UnaryOp::pow, 2.5, true, [](const Tensor& x, double s) { return hg::pow(x, s); }},
-      {UnaryOp::pow, 3.0, false, [](const Tensor& x, double s) { return hg::pow(x, s); }},
-      {UnaryOp::add_scalar, 1.75, false, [](const Tensor& x, double s) { return hg::add(x, s); }},
-      {UnaryOp::mul_scalar, -0.6, false, [](const Tensor& x, double s) { return hg::mul(x, s); }},
-      {UnaryOp::rsub_scalar, 2.5, false, [](const Tensor& x, double s) { return hg::rsub(x, s); }},
-      {UnaryOp::rdiv_scalar, 1.5, true, [](const Tensor& x, double s) { return hg::rdiv(x, s); }},
+      {cuda::kNeg, 0, false, [](const Tensor& x, double) { return hg::neg(x); }},
+      {cuda::kExp, 0, false, [](const Tensor& x, double) { return hg::exp(x); }},
+      {cuda::kLog, 0, true, [](const Tensor& x, double) { return hg::log(x); }},
+      {cuda::kSqrt, 0, true, [](const Tensor& x, double) { return hg::sqrt(x); }},
+      {cuda::kRelu, 0, false, [](const Tensor& x, double) { return hg::relu(x); }},
+      {cuda::kTanh, 0, false, [](const Tensor& x, double) { return hg::tanh(x); }},
+      {cuda::kGelu, 0, false, [](const Tensor& x, double) { return hg::gelu(x); }},
+      {cuda::kPow, 2.5, true, [](const Tensor& x, double s) { return hg::pow(x, s); }},
+      {cuda::kPow, 3.0, false, [](const Tensor& x, double s) { return hg::pow(x, s); }},
+      {cuda::kAddScalar, 1.75, false, [](const Tensor& x, double s) { return hg::add(x, s); }},
+      {cuda::kMulScalar, -0.6, false, [](const Tensor& x, double s) { return hg::mul(x, s); }},
+      {cuda::kRsubScalar, 2.5, false, [](const Tensor& x, double s) { return hg::rsub(x, s); }},
+      {cuda::kRdivScalar, 1.5, true, [](const Tensor& x, double s) { return hg::rdiv(x, s); }},
   };
   Generator gen(105);
   for (const Case& c : cases)
     for (DType t : kFloatTypes) {
-      const std::string kind = unary_op_name(c.op);
+      const std::string kind = cuda::kUnaryNames[c.op];
       CAPTURE(kind);
       const Tensor base = c.positive ? uniform({5, 7}, gen, t, 0.5, 2.0) : normal({5, 7}, gen, t, 1.5);
       const Tensor x = gpu(base).transpose(0, 1);  // (7, 5), strides (1, 7)
-      const Tensor out = poisoned([&] { return cu().unary(c.op, x, c.s); });
-      expect_close(std::string("unary ") + unary_op_name(c.op), out, c.cpu(ref(base).transpose(0, 1), c.s), t);
+      const Tensor out = poisoned([&] { return cuda::unary(c.op, x, c.s); });
+      expect_close(std::string("unary ") + cuda::kUnaryNames[c.op], out, c.cpu(ref(base).transpose(0, 1), c.s), t);
     }
 }
 
 TEST_CASE("binary: add, sub, mul, div with broadcasting and a transposed operand") {
   struct Case {
-    BinaryOp op;
+    cuda::BinaryCode op;
     Tensor (*cpu)(const Tensor&, const Tensor&);
   };
   const Case cases[] = {
-      {BinaryOp::add, [](const Tensor& a, const Tensor& b) { return hg::add(a, b); }},
-      {BinaryOp::sub, [](const Tensor& a, const Tensor& b) { return hg::sub(a, b); }},
-      {BinaryOp::mul, [](const Tensor& a, const Tensor& b) { return hg::mul(a, b); }},
-      {BinaryOp::div, [](const Tensor& a, const Tensor& b) { return hg::div(a, b); }},
+      {cuda::kAdd, [](const Tensor& a, const Tensor& b) { return hg::add(a, b); }},
+      {cuda::kSub, [](const Tensor& a, const Tensor& b) { return hg::sub(a, b); }},
+      {cuda::kMul, [](const Tensor& a, const Tensor& b) { return hg::mul(a, b); }},
+      {cuda::kDiv, [](const Tensor& a, const Tensor& b) { return hg::div(a, b); }},
   };
   Generator gen(106);
   for (const Case& c : cases)
     for (DType t : kFloatTypes) {
-      const std::string kind = binary_op_name(c.op);
+      const std::string kind = cuda::kBinaryNames[c.op];
       CAPTURE(kind);
       const Tensor a = normal({3, 1, 5}, gen, t);
-      const Tensor b_base = c.op == BinaryOp::div ? uniform({5, 4}, gen, t, 0.5, 2.0) : normal({5, 4}, gen, t);
+      const Tensor b_base = c.op == cuda::kDiv ? uniform({5, 4}, gen, t, 0.5, 2.0) : normal({5, 4}, gen, t);
       const Tensor ga = gpu(a), gb = gpu(b_base).transpose(0, 1);              // (4, 5), non-contiguous
-      const Tensor out = poisoned([&] { return cu().binary(c.op, ga, gb); });  // (3, 4, 5)
-      expect_close(std::string("binary ") + binary_op_name(c.op) + " (3,1,5) with (4,5)^T", out,
+      const Tensor out = poisoned([&] { return cuda::binary(c.op, ga, gb); });  // (3, 4, 5)
+      expect_close(std::string("binary ") + cuda::kBinaryNames[c.op] + " (3,1,5) with (4,5)^T", out,
                    c.cpu(ref(a), ref(b_base).transpose(0, 1)), t);
-      const Tensor out_r = cu().binary(c.op, gb, ga);  // the other way round
-      expect_close(std::string("binary ") + binary_op_name(c.op) + " (4,5)^T with (3,1,5)", out_r,
+      const Tensor out_r = cuda::binary(c.op, gb, ga);  // the other way round
+      expect_close(std::string("binary ") + cuda::kBinaryNames[c.op] + " (4,5)^T with (3,1,5)", out_r,
                    c.cpu(ref(b_base).transpose(0, 1), ref(a)), t);
     }
 }
@@ -230,14 +210,14 @@ TEST_CASE("binary: relu, tanh and gelu backward match the CPU ops' backward") {
       f(xr).backward(g64);
       return xr.grad();
     };
-    expect_close("relu_backward(g, x)", poisoned([&] { return cu().binary(BinaryOp::relu_backward, g, gpu(x)); }),
+    expect_close("relu_backward(g, x)", poisoned([&] { return cuda::binary(cuda::kReluBackward, g, gpu(x)); }),
                  cpu_grad([](const Tensor& v) { return hg::relu(v); }), t);
-    expect_close("gelu_backward(g, x)", poisoned([&] { return cu().binary(BinaryOp::gelu_backward, g, gpu(x)); }),
+    expect_close("gelu_backward(g, x)", poisoned([&] { return cuda::binary(cuda::kGeluBackward, g, gpu(x)); }),
                  cpu_grad([](const Tensor& v) { return hg::gelu(v); }), t);
 
     const Tensor y = hg::tanh(x);                                              // in t, as the CPU op saves it
     const Tensor want = hg::mul(g64, hg::rsub(hg::mul(ref(y), ref(y)), 1.0));  // g (1 - y^2) from CPU ops
-    expect_close("tanh_backward(g, y)", poisoned([&] { return cu().binary(BinaryOp::tanh_backward, g, gpu(y)); }), want,
+    expect_close("tanh_backward(g, y)", poisoned([&] { return cuda::binary(cuda::kTanhBackward, g, gpu(y)); }), want,
                  t);
   }
 }
@@ -247,34 +227,34 @@ TEST_CASE("masked_fill and where with broadcast masks select exactly what the CP
   for (DType t : kFloatTypes) {
     const Tensor x = normal({2, 3, 5}, gen, t);
     const Tensor m1 = random_mask({3, 1}, gen), m2 = random_mask({5}, gen);
-    expect_equal("masked_fill mask (3, 1), -inf", poisoned([&] { return cu().masked_fill(gpu(x), gpu(m1), -kInf); }),
+    expect_equal("masked_fill mask (3, 1), -inf", poisoned([&] { return cuda::masked_fill(gpu(x), gpu(m1), -kInf); }),
                  hg::masked_fill(x, m1, -kInf));
     expect_equal("masked_fill mask (5,), 2.5 on x.transpose(0, 1)",
-                 cu().masked_fill(gpu(x).transpose(0, 1), gpu(m2), 2.5), hg::masked_fill(x.transpose(0, 1), m2, 2.5));
+                 cuda::masked_fill(gpu(x).transpose(0, 1), gpu(m2), 2.5), hg::masked_fill(x.transpose(0, 1), m2, 2.5));
 
     const Tensor cond = random_mask({4, 1}, gen), a = normal({4, 5}, gen, t), b = normal({5}, gen, t);
-    expect_equal("where cond (4, 1), a (4, 5), b (5,)", poisoned([&] { return cu().where(gpu(cond), gpu(a), gpu(b)); }),
+    expect_equal("where cond (4, 1), a (4, 5), b (5,)", poisoned([&] { return cuda::where(gpu(cond), gpu(a), gpu(b)); }),
                  hg::where(cond, a, b));
     expect_equal("where cond (4, 1), a (5,), b (4, 5) strided",
-                 cu().where(gpu(cond), gpu(b), gpu(a.transpose(0, 1)).transpose(0, 1)), hg::where(cond, b, a));
+                 cuda::where(gpu(cond), gpu(b), gpu(a.transpose(0, 1)).transpose(0, 1)), hg::where(cond, b, a));
   }
 }
 
 TEST_CASE("errors: mixed dtypes, a CPU operand, wrong dtypes and shapes are hg::Error, not a crash") {
   const Tensor a32 = full({2, 3}, 1.0, DType::f32, Device::cuda), a64 = full({2, 3}, 1.0, DType::f64, Device::cuda);
   const Tensor cpu64 = full({2, 3}, 1.0, DType::f64);
-  CHECK_THROWS_WITH_AS(cu().binary(BinaryOp::add, a32, a64), doctest::Contains("dtype mismatch"), Error);
-  CHECK_THROWS_WITH_AS(cu().binary(BinaryOp::mul, a64, cpu64), doctest::Contains("is on cpu"), Error);
-  CHECK_THROWS_WITH_AS(cu().binary(BinaryOp::add, a64, full({4}, 1.0, DType::f64, Device::cuda)),
+  CHECK_THROWS_WITH_AS(cuda::binary(cuda::kAdd, a32, a64), doctest::Contains("dtype mismatch"), Error);
+  CHECK_THROWS_WITH_AS(cuda::binary(cuda::kMul, a64, cpu64), doctest::Contains("is on cpu"), Error);
+  CHECK_THROWS_WITH_AS(cuda::binary(cuda::kAdd, a64, full({4}, 1.0, DType::f64, Device::cuda)),
                        doctest::Contains("cannot be broadcast"), Error);
-  CHECK_THROWS_WITH_AS(cu().unary(UnaryOp::exp, full({3}, 1.0, DType::i64, Device::cuda), 0.0),
+  CHECK_THROWS_WITH_AS(cuda::unary(cuda::kExp, full({3}, 1.0, DType::i64, Device::cuda), 0.0),
                        doctest::Contains("exp (cuda)"), Error);
-  CHECK_THROWS_WITH_AS(cu().masked_fill(a64, a64, 0.0), doctest::Contains("b8"), Error);
-  CHECK_THROWS_WITH_AS(cu().where(full({2, 3}, 1.0, DType::b8, Device::cuda), a32, a64),
+  CHECK_THROWS_WITH_AS(cuda::masked_fill(a64, a64, 0.0), doctest::Contains("b8"), Error);
+  CHECK_THROWS_WITH_AS(cuda::where(full({2, 3}, 1.0, DType::b8, Device::cuda), a32, a64),
                        doctest::Contains("dtype mismatch"), Error);
   CHECK_THROWS_WITH_AS(cu().copy(a64, full({3, 2}, 1.0, DType::f64, Device::cuda)), doctest::Contains("broadcast"),
                        Error);
   CHECK_THROWS_WITH_AS(cu().axpy(a64, a32, 1.0), doctest::Contains("dtype mismatch"), Error);
   // The device still works after the errors.
-  expect_equal("add after errors", cu().binary(BinaryOp::add, a64, a64), full({2, 3}, 2.0, DType::f64));
+  expect_equal("add after errors", cuda::binary(cuda::kAdd, a64, a64), full({2, 3}, 2.0, DType::f64));
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpu_compare.h"
+#include "cuda/ops.h"
 #include "handgrad.h"
 
 using namespace hg;
@@ -28,7 +29,7 @@ Tensor swap_batch(const Tensor& x) { return x.permute({1, 0, 2, 3}); }
 void check_gemm(const std::string& what, const Operand& A, const Operand& B, double alpha, Generator& gen, DType t) {
   const Tensor a_base = normal(A.shape, gen, t), b_base = normal(B.shape, gen, t);
   const Tensor ga = A.view(gpu(a_base)), gb = B.view(gpu(b_base));
-  const Tensor out = poisoned([&] { return cu().gemm(ga, gb, alpha); });
+  const Tensor out = poisoned([&] { return cuda::gemm(ga, gb, alpha); });
   expect_close("gemm " + what, out, hg::mul(hg::matmul(A.view(ref(a_base)), B.view(ref(b_base))), alpha), t);
 }
 
@@ -39,15 +40,15 @@ struct Trace {
 Trace device_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO, double scale, bool causal,
                        const Tensor& mask) {
   Trace t;
-  t.S = cu().gemm(q, k.transpose(-2, -1), 1.0);  // (B, H, Tq, Tk) = Q Kᵀ
-  cu().attention_scale_mask(t.S, scale, causal, mask);
-  t.P = cu().softmax_rows(t.S);
-  t.O = cu().gemm(t.P, v, 1.0);                        // P V
-  t.dV = cu().gemm(t.P.transpose(-2, -1), dO, 1.0);    // Pᵀ dO
-  t.dP = cu().gemm(dO, v.transpose(-2, -1), 1.0);      // dO Vᵀ
-  t.dS = cu().softmax_backward_rows(t.P, t.dP, &t.D);  // P ∘ (dP − D)
-  t.dQ = cu().gemm(t.dS, k, scale);                    // dS K · scale
-  t.dK = cu().gemm(t.dS.transpose(-2, -1), q, scale);  // dSᵀ Q · scale
+  t.S = cuda::gemm(q, k.transpose(-2, -1), 1.0);  // (B, H, Tq, Tk) = Q Kᵀ
+  cuda::attention_scale_mask(t.S, scale, causal, mask);
+  t.P = cuda::softmax_rows(t.S);
+  t.O = cuda::gemm(t.P, v, 1.0);                        // P V
+  t.dV = cuda::gemm(t.P.transpose(-2, -1), dO, 1.0);    // Pᵀ dO
+  t.dP = cuda::gemm(dO, v.transpose(-2, -1), 1.0);      // dO Vᵀ
+  t.dS = cuda::softmax_backward_rows(t.P, t.dP, &t.D);  // P ∘ (dP − D)
+  t.dQ = cuda::gemm(t.dS, k, scale);                    // dS K · scale
+  t.dK = cuda::gemm(t.dS.transpose(-2, -1), q, scale);  // dSᵀ Q · scale
   return t;
 }
 
@@ -78,7 +79,7 @@ TEST_CASE("gemm matches the CPU matmul for every operand layout") {
                {{8, 64, 64}, transposed}, 0.125, gen, t);
     // k = 0: a sum over no terms is 0 (the CPU matmul says so too)
     const Tensor out = poisoned([&] {
-      return cu().gemm(empty({3, 0}, t, Device::cuda), empty({0, 4}, t, Device::cuda), 1.0);
+      return cuda::gemm(empty({3, 0}, t, Device::cuda), empty({0, 4}, t, Device::cuda), 1.0);
     });
     expect_equal("gemm k = 0", out, hg::matmul(empty({3, 0}, t), empty({0, 4}, t)));
   }
@@ -86,16 +87,16 @@ TEST_CASE("gemm matches the CPU matmul for every operand layout") {
 
 TEST_CASE("gemm errors name the shapes") {
   const Tensor a = zeros({2, 3}, DType::f64, Device::cuda);
-  CHECK_THROWS_WITH_AS(cu().gemm(a, zeros({4, 2}, DType::f64, Device::cuda), 1.0),
+  CHECK_THROWS_WITH_AS(cuda::gemm(a, zeros({4, 2}, DType::f64, Device::cuda), 1.0),
                        doctest::Contains("inner dimensions differ"), Error);
-  CHECK_THROWS_WITH_AS(cu().gemm(a, zeros({3, 2}, DType::f32, Device::cuda), 1.0), doctest::Contains("dtype mismatch"),
+  CHECK_THROWS_WITH_AS(cuda::gemm(a, zeros({3, 2}, DType::f32, Device::cuda), 1.0), doctest::Contains("dtype mismatch"),
                        Error);
-  CHECK_THROWS_WITH_AS(cu().gemm(a, zeros({3}, DType::f64, Device::cuda), 1.0),
+  CHECK_THROWS_WITH_AS(cuda::gemm(a, zeros({3}, DType::f64, Device::cuda), 1.0),
                        doctest::Contains("two matrix dimensions"), Error);
   CHECK_THROWS_WITH_AS(
-      cu().gemm(zeros({2, 2, 3}, DType::f64, Device::cuda), zeros({3, 3, 2}, DType::f64, Device::cuda), 1.0),
+      cuda::gemm(zeros({2, 2, 3}, DType::f64, Device::cuda), zeros({3, 3, 2}, DType::f64, Device::cuda), 1.0),
       doctest::Contains("cannot be broadcast"), Error);
-  CHECK_THROWS_WITH_AS(cu().gemm(a, zeros({3, 2}, DType::f64), 1.0), doctest::Contains("is on cpu"), Error);
+  CHECK_THROWS_WITH_AS(cuda::gemm(a, zeros({3, 2}, DType::f64), 1.0), doctest::Contains("is on cpu"), Error);
 }
 
 TEST_CASE("attention composed on the device: every intermediate matches attention_trace, every mask kind") {
@@ -173,13 +174,13 @@ TEST_CASE("attention composed on the device: every intermediate matches attentio
 
 TEST_CASE("attention_scale_mask errors") {
   const Tensor S = zeros({2, 3, 4}, DType::f32, Device::cuda);
-  CHECK_THROWS_WITH_AS(cu().attention_scale_mask(S.transpose(-2, -1), 1.0, false, Tensor()),
+  CHECK_THROWS_WITH_AS(cuda::attention_scale_mask(S.transpose(-2, -1), 1.0, false, Tensor()),
                        doctest::Contains("contiguous"), Error);
-  CHECK_THROWS_WITH_AS(cu().attention_scale_mask(S, 1.0, false, zeros({3, 4}, DType::f64, Device::cuda)),
+  CHECK_THROWS_WITH_AS(cuda::attention_scale_mask(S, 1.0, false, zeros({3, 4}, DType::f64, Device::cuda)),
                        doctest::Contains("must be b8"), Error);
-  CHECK_THROWS_WITH_AS(cu().attention_scale_mask(S, 1.0, false, zeros({5, 4}, DType::b8, Device::cuda)),
+  CHECK_THROWS_WITH_AS(cuda::attention_scale_mask(S, 1.0, false, zeros({5, 4}, DType::b8, Device::cuda)),
                        doctest::Contains("broadcast"), Error);
-  CHECK_THROWS_WITH_AS(cu().attention_scale_mask(zeros({4}, DType::f32, Device::cuda), 1.0, true, Tensor()),
+  CHECK_THROWS_WITH_AS(cuda::attention_scale_mask(zeros({4}, DType::f32, Device::cuda), 1.0, true, Tensor()),
                        doctest::Contains("two dimensions"), Error);
 }
 

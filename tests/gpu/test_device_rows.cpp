@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu_compare.h"
+#include "cuda/ops.h"
 #include "handgrad.h"
 
 using namespace hg;
@@ -37,15 +38,15 @@ TEST_CASE("sum_rows: trailing dimensions of contiguous, permuted and long rows")
   for (DType t : kFloatTypes) {
     const Tensor x = normal({4, 6, 5}, gen, t);
     const Tensor gx = gpu(x);
-    expect_close("sum_rows(x, 2)", poisoned([&] { return cu().sum_rows(gx, 2); }), hg::sum(ref(x), {1, 2}), t);
+    expect_close("sum_rows(x, 2)", poisoned([&] { return cuda::sum_rows(gx, 2); }), hg::sum(ref(x), {1, 2}), t);
     expect_close("sum_rows(x.permute(0, 2, 1), 1)", poisoned([&] {
-                   return cu().sum_rows(gx.permute({0, 2, 1}), 1);
+                   return cuda::sum_rows(gx.permute({0, 2, 1}), 1);
                  }),
                  hg::sum(ref(x).permute({0, 2, 1}), {2}), t);
-    expect_close("sum_rows(x, 3) (all)", cu().sum_rows(gx, 3), hg::sum(ref(x)), t);
-    expect_close("sum_rows(x, 0) (none)", cu().sum_rows(gx, 0), ref(x), t);
+    expect_close("sum_rows(x, 3) (all)", cuda::sum_rows(gx, 3), hg::sum(ref(x)), t);
+    expect_close("sum_rows(x, 0) (none)", cuda::sum_rows(gx, 0), ref(x), t);
     const Tensor u = uniform({3, 5000}, gen, t, 0.5, 2.0);  // many warps per row, no cancellation
-    expect_close("sum_rows long rows", poisoned([&] { return cu().sum_rows(gpu(u), 1); }), hg::sum(ref(u), {1}), t);
+    expect_close("sum_rows long rows", poisoned([&] { return cuda::sum_rows(gpu(u), 1); }), hg::sum(ref(u), {1}), t);
   }
 }
 
@@ -65,7 +66,7 @@ TEST_CASE("max_rows: values, first argmax, one-hot; ties, −inf rows, strided a
       const Tensor gx = transposed ? gpu(x.transpose(0, 1)).transpose(0, 1) : gpu(x);
       const MaxResult r = poisoned([&] {
         MaxResult m;
-        m.values = cu().max_rows(gx, &m.argmax, &m.onehot);
+        m.values = cuda::max_rows(gx, &m.argmax, &m.onehot);
         return m;
       });
       const Tensor want_idx = hg::argmax(x, -1);
@@ -78,7 +79,7 @@ TEST_CASE("max_rows: values, first argmax, one-hot; ties, −inf rows, strided a
     }
     const Tensor big = normal({3, 3000}, gen, t);
     Tensor am;
-    expect_equal("max_rows long rows", cu().max_rows(gpu(big), &am, nullptr), hg::max(big, -1));
+    expect_equal("max_rows long rows", cuda::max_rows(gpu(big), &am, nullptr), hg::max(big, -1));
     expect_equal("max_rows long rows argmax", am, hg::argmax(big, -1));
   }
 }
@@ -98,9 +99,9 @@ TEST_CASE("softmax_rows and log_softmax_rows: masked rows, large scores, strided
       Tensor x = c.transposed ? normal({c.n, c.rows}, gen, t, 3.0).transpose(0, 1) : normal({c.rows, c.n}, gen, t, 3.0);
       mask_rows(x);
       const Tensor gx = c.transposed ? gpu(x.transpose(0, 1)).transpose(0, 1) : gpu(x);
-      const Tensor p = poisoned([&] { return cu().softmax_rows(gx); });
+      const Tensor p = poisoned([&] { return cuda::softmax_rows(gx); });
       expect_close("softmax_rows", p, hg::softmax(ref(x), -1), t);
-      expect_close("log_softmax_rows", poisoned([&] { return cu().log_softmax_rows(gx); }), hg::log_softmax(ref(x), -1),
+      expect_close("log_softmax_rows", poisoned([&] { return cuda::log_softmax_rows(gx); }), hg::log_softmax(ref(x), -1),
                    t);
       if (c.rows > 1 && c.n > 1) {
         bool zero_row = true;
@@ -127,7 +128,7 @@ TEST_CASE("softmax_backward_rows: the row rule dS = P ∘ (dP − rowsum(P ∘ d
       };
       const Out r = poisoned([&] {
         Out o;
-        o.dS = cu().softmax_backward_rows(gpu(P), gpu(dP_base).transpose(-2, -1), &o.D);
+        o.dS = cuda::softmax_backward_rows(gpu(P), gpu(dP_base).transpose(-2, -1), &o.D);
         return o;
       });
       Tensor D_ref;
@@ -146,7 +147,7 @@ TEST_CASE("log_softmax_backward_rows matches the CPU log_softmax backward, 0 on 
     const Tensor g = normal({6, 8}, gen, t);
     Tensor s64 = ref(s).requires_grad_();
     hg::log_softmax(s64, -1).backward(ref(g));
-    const Tensor out = poisoned([&] { return cu().log_softmax_backward_rows(gpu(y), gpu(g)); });
+    const Tensor out = poisoned([&] { return cuda::log_softmax_backward_rows(gpu(y), gpu(g)); });
     expect_close("log_softmax_backward_rows", out, s64.grad(), t);
     for (int64_t j = 0; j < 8; ++j) CHECK(out.at({1, j}) == 0.0);
   }
@@ -156,13 +157,13 @@ TEST_CASE("softmax_jacobian_rows and its backward") {
   Generator gen(206);
   for (DType t : kFloatTypes) {
     const Tensor p = hg::softmax(normal({2, 3, 6}, gen, DType::f64, 1.5), -1).to(t);
-    expect_close("softmax_jacobian_rows", poisoned([&] { return cu().softmax_jacobian_rows(gpu(p)); }),
+    expect_close("softmax_jacobian_rows", poisoned([&] { return cuda::softmax_jacobian_rows(gpu(p)); }),
                  hg::softmax_jacobian(ref(p)), t);
     const Tensor G = normal({2, 3, 6, 6}, gen, t);
     Tensor p64 = ref(p).requires_grad_();
     hg::softmax_jacobian(p64).backward(ref(G));
     expect_close("softmax_jacobian_backward_rows",
-                 poisoned([&] { return cu().softmax_jacobian_backward_rows(gpu(p), gpu(G)); }), p64.grad(), t);
+                 poisoned([&] { return cuda::softmax_jacobian_backward_rows(gpu(p), gpu(G)); }), p64.grad(), t);
   }
 }
 
@@ -184,7 +185,7 @@ TEST_CASE("cross_entropy: loss, logsumexp and n_kept with ignore_index; backward
       };
       const Out r = poisoned([&] {
         Out o;
-        o.loss = cu().cross_entropy(glogits, gpu(tg), ignore, &o.lse, &o.kept);
+        o.loss = cuda::cross_entropy(glogits, gpu(tg), ignore, &o.lse, &o.kept);
         return o;
       });
       const Tensor L = hg::cross_entropy(ref(logits), tg, ignore);
@@ -209,17 +210,17 @@ TEST_CASE("cross_entropy: loss, logsumexp and n_kept with ignore_index; backward
       hg::mul(hg::cross_entropy(x64, tg, ignore), 0.7).backward();
       const Tensor g = full({}, 0.7, t, Device::cuda);  // dL/dloss, read by the kernel with n_kept
       expect_close("cross_entropy_backward",
-                   poisoned([&] { return cu().cross_entropy_backward(glogits, gpu(tg), r.lse, ignore, g, r.kept); }),
+                   poisoned([&] { return cuda::cross_entropy_backward(glogits, gpu(tg), r.lse, ignore, g, r.kept); }),
                    x64.grad(), t);
     }
     // Every row ignored: loss 0, nothing kept, zero gradient.
     const Tensor none = full({4, 5}, -100.0, DType::i64);
     Tensor lse, kept;
-    const Tensor zero_loss = cu().cross_entropy(glogits, gpu(none), -100, &lse, &kept);
+    const Tensor zero_loss = cuda::cross_entropy(glogits, gpu(none), -100, &lse, &kept);
     CHECK(zero_loss.item() == 0.0);
     CHECK(kept.item() == 0.0);
     expect_equal("cross_entropy_backward all ignored",
-                 cu().cross_entropy_backward(glogits, gpu(none), lse, -100, full({}, 1.0, t, Device::cuda), kept),
+                 cuda::cross_entropy_backward(glogits, gpu(none), lse, -100, full({}, 1.0, t, Device::cuda), kept),
                  zeros({4, 5, 7}, t));
   }
 }
@@ -229,18 +230,18 @@ TEST_CASE("cross_entropy errors: a target out of range, a NaN loss — reported 
   const Tensor x = gpu(normal({3, 4}, gen, DType::f64));
   // The kernels check on the device; the error comes at the next copy to the host or synchronize().
   const auto loss_of = [&](const Tensor& logits, const Tensor& targets) {
-    return cu().cross_entropy(logits, targets, -100, nullptr, nullptr).item();
+    return cuda::cross_entropy(logits, targets, -100, nullptr, nullptr).item();
   };
   CHECK_THROWS_WITH_AS(loss_of(x, gpu(index_tensor({0, 4, 1}, {3}))),
                        doctest::Contains("target 4 at position [1] of targets (3,) is out of range for C = 4"), Error);
   CHECK_THROWS_WITH_AS(loss_of(x, gpu(index_tensor({0, 1, -5}, {3}))), doctest::Contains("target -5 at position [2]"),
                        Error);
   Tensor lse, kept;
-  (void)cu().cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, &lse, &kept);
+  (void)cuda::cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, &lse, &kept);
   const Tensor bad_targets = gpu(index_tensor({0, 9, 2}, {3}));  // the upload waits; the backward must not
   const uint64_t waits = cu().host_waits();
   const Tensor dx =  // queued: nothing waits, nothing throws yet
-      cu().cross_entropy_backward(x, bad_targets, lse, -100, full({}, 1.0, DType::f64, Device::cuda), kept);
+      cuda::cross_entropy_backward(x, bad_targets, lse, -100, full({}, 1.0, DType::f64, Device::cuda), kept);
   CHECK(cu().host_waits() == waits);
   CHECK_THROWS_WITH_AS(cu().synchronize(), doctest::Contains("target 9 at position [1]"), Error);
   Tensor bad = normal({3, 4}, gen, DType::f64);
@@ -248,11 +249,11 @@ TEST_CASE("cross_entropy errors: a target out of range, a NaN loss — reported 
   CHECK_THROWS_WITH_AS(loss_of(gpu(bad), gpu(index_tensor({0, 1, 2}, {3}))),
                        doctest::Contains("row [2] (target 2) is NaN"), Error);
   // Shapes and dtypes are checked on the host, at once.
-  CHECK_THROWS_WITH_AS(cu().cross_entropy(x, gpu(index_tensor({0, 1}, {2})), -100, nullptr, nullptr),
+  CHECK_THROWS_WITH_AS(cuda::cross_entropy(x, gpu(index_tensor({0, 1}, {2})), -100, nullptr, nullptr),
                        doctest::Contains("targets have shape"), Error);
-  CHECK_THROWS_WITH_AS(cu().cross_entropy(x, gpu(full({3}, 0.0, DType::f64)), -100, nullptr, nullptr),
+  CHECK_THROWS_WITH_AS(cuda::cross_entropy(x, gpu(full({3}, 0.0, DType::f64)), -100, nullptr, nullptr),
                        doctest::Contains("i64"), Error);
-  (void)cu().cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, nullptr, &kept);  // works after the errors
+  (void)cuda::cross_entropy(x, gpu(index_tensor({0, 1, 2}, {3})), -100, nullptr, &kept);  // works after the errors
   CHECK(kept.item() == 3.0);
 }
 
@@ -268,14 +269,14 @@ TEST_CASE("embedding: gather with repeated ids, scatter-add backward, strided we
       idx.set_at({1, 2}, 4);
       idx.set_at({2, 3}, 4);
       idx.set_at({2, 0}, 10);
-      expect_equal("embedding", poisoned([&] { return cu().embedding(gw, gpu(idx)); }), hg::embedding(w, idx));
+      expect_equal("embedding", poisoned([&] { return cuda::embedding(gw, gpu(idx)); }), hg::embedding(w, idx));
 
       const Tensor g_base = normal({3, 6, 4}, gen, t);
       const Tensor g = g_base.permute({0, 2, 1});  // (3, 4, 6), non-contiguous
       Tensor w64 = ref(w).requires_grad_();
       hg::embedding(w64, idx).backward(ref(g));
       expect_close("embedding_backward", poisoned([&] {
-                     return cu().embedding_backward(gpu(g_base).permute({0, 2, 1}), gpu(idx), 11);
+                     return cuda::embedding_backward(gpu(g_base).permute({0, 2, 1}), gpu(idx), 11);
                    }),
                    w64.grad(), t);
     }
@@ -288,16 +289,16 @@ TEST_CASE("embedding errors: an index out of range names it and its position") {
   idx.set_at({1, 2}, 11);
   // Checked on the device, reported at the next copy to the host (to_vector) or synchronize().
   CHECK_THROWS_WITH_AS(
-      cu().embedding(w, gpu(idx)).to_vector(),
+      cuda::embedding(w, gpu(idx)).to_vector(),
       doctest::Contains("index 11 at position [1, 2] of indices (3, 4) is out of range for a table of V = 11"), Error);
   idx.set_at({1, 2}, 3);
   idx.set_at({0, 1}, -1);
-  CHECK_THROWS_WITH_AS(cu().embedding(w, gpu(idx)).to_vector(), doctest::Contains("index -1 at position [0, 1]"), Error);
-  (void)cu().embedding_backward(gpu(normal({3, 4, 6}, gen, DType::f32)), gpu(idx), 11);
+  CHECK_THROWS_WITH_AS(cuda::embedding(w, gpu(idx)).to_vector(), doctest::Contains("index -1 at position [0, 1]"), Error);
+  (void)cuda::embedding_backward(gpu(normal({3, 4, 6}, gen, DType::f32)), gpu(idx), 11);
   CHECK_THROWS_WITH_AS(cu().synchronize(), doctest::Contains("index -1 at position [0, 1]"), Error);
-  CHECK_THROWS_WITH_AS(cu().embedding(w, gpu(idx.to(DType::f64))), doctest::Contains("i64"), Error);
-  CHECK_THROWS_WITH_AS(cu().embedding(w, idx), doctest::Contains("is on cpu"), Error);
+  CHECK_THROWS_WITH_AS(cuda::embedding(w, gpu(idx.to(DType::f64))), doctest::Contains("i64"), Error);
+  CHECK_THROWS_WITH_AS(cuda::embedding(w, idx), doctest::Contains("is on cpu"), Error);
   idx.set_at({0, 1}, 0);
-  const Tensor ok = cu().embedding(w, gpu(idx));  // works after the errors
+  const Tensor ok = cuda::embedding(w, gpu(idx));  // works after the errors
   expect_equal("embedding after errors", ok, hg::embedding(w.to(Device::cpu), idx));
 }

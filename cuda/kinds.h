@@ -1,0 +1,48 @@
+// cuda/kinds.h — the elementwise kinds the GPU computes, and their names for error messages.
+//
+// These codes are the only list of them: ops/elementwise.cpp names its kernels by them, and
+// cuda/elementwise.cu computes them (unary_value, binary_value). Adding a kind means adding it
+// here, its name at the same place, and its case in cuda/elementwise.cu.
+// Plain C++17 with no CUDA header: host code includes it in builds without the CUDA toolkit too.
+#pragma once
+
+namespace hg::cuda {
+
+enum UnaryCode : int {
+  kNeg,         // -x
+  kExp,         // e^x
+  kLog,         // ln x
+  kSqrt,        // √x
+  kRelu,        // max(x, 0)
+  kTanh,        // tanh x
+  kGelu,        // x Φ(x), exact erf
+  kPow,         // x^s
+  kAddScalar,   // x + s
+  kMulScalar,   // x · s
+  kRsubScalar,  // s − x
+  kRdivScalar,  // s / x
+  kUnaryCount
+};
+inline constexpr const char* kUnaryNames[] = {
+    "neg", "exp", "log", "sqrt", "relu", "tanh", "gelu", "pow", "add_scalar", "mul_scalar", "rsub_scalar",
+    "rdiv_scalar",
+};
+static_assert(sizeof(kUnaryNames) / sizeof(kUnaryNames[0]) == kUnaryCount, "a name for each UnaryCode, in order");
+
+// For the *_backward kinds a is the incoming gradient g and b the saved tensor (x or y).
+enum BinaryCode : int {
+  kAdd,           // a + b
+  kSub,           // a − b
+  kMul,           // a · b
+  kDiv,           // a / b
+  kReluBackward,  // (g, x) -> g · [x > 0]
+  kTanhBackward,  // (g, y) -> g (1 − y²), y = tanh x
+  kGeluBackward,  // (g, x) -> g (Φ(x) + x φ(x))
+  kBinaryCount
+};
+inline constexpr const char* kBinaryNames[] = {
+    "add", "sub", "mul", "div", "relu_backward", "tanh_backward", "gelu_backward",
+};
+static_assert(sizeof(kBinaryNames) / sizeof(kBinaryNames[0]) == kBinaryCount, "a name for each BinaryCode, in order");
+
+}  // namespace hg::cuda

@@ -1,0 +1,54 @@
+// ops/attention_paths.h — what the two files of scaled dot-product attention share: the checked
+// problem, the forward's and backward's buffers, and the CPU kernels ops/attention_cpu.cpp runs.
+//
+//   ops/attention.cpp      the formulas op by op (every buffer of attention_trace), the public op
+//                          and its recorded backward, the create_graph backward
+//   ops/attention_cpu.cpp  the CPU kernels: the mask rule, stated once for the CPU, and the fused
+//                          per-slice forward and backward attention() runs on the CPU
+//   cuda/attention.cu      the mask rule for the GPU (the rest on the GPU is cuBLAS and cuda/rows.cu)
+// Internal to ops/: not installed as an API.
+#pragma once
+#include <cstdint>
+
+#include "engine/tensor.h"
+#include "ops/attention.h"
+
+namespace hg::attention_detail {
+
+// The inputs, checked, detached and expanded (stride-0 views, no copies) to one batch shape:
+// that of Q, K, V and the mask broadcast together.
+struct Problem {
+  Tensor q, k, v;  // (batch..., Tq, dk), (batch..., Tk, dk), (batch..., Tk, dv)
+  Tensor mask;     // undefined, or b8 / float broadcastable to (batch..., Tq, Tk)
+  Shape batch;
+  int64_t Tq = 0, Tk = 0, dk = 0, dv = 0;
+  double scale = 1.0;
+  bool causal = false;
+};
+
+Shape with_last2(Shape s, int64_t a, int64_t b);
+
+// Checks the inputs (an Error naming `op`, the shapes and the fix) and expands them.
+Problem prepare(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o);
+
+struct Forward {
+  Tensor S, P, O;
+};
+
+struct Backward {
+  Tensor dP, D, dS, dQ, dK, dV;  // dQ, dK, dV still at the expanded batch shape
+};
+
+// ---------------------------------------------------------------- the CPU kernels (attention_cpu.cpp)
+
+// S (contiguous, (batch..., Tq, Tk)) ← S · scale (+ additive mask), −inf where the mask rule
+// hides a key: the op-by-op path's step between the two gemms.
+void scale_and_mask_cpu(const Problem& p, Tensor& S);
+// Whether every size fits the BLAS integer (the fused kernels call cblas per slice).
+bool fits_blas(const Problem& p);
+// The fused forward: P (batch..., Tq, Tk) and O (batch..., Tq, dv), both contiguous (S is not kept).
+Forward fused_forward(const Problem& p);
+// The fused backward: dQ, dK, dV (those asked for) at the expanded batch shape.
+Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, bool need_q, bool need_k, bool need_v);
+
+}  // namespace hg::attention_detail
