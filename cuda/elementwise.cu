@@ -105,6 +105,10 @@ __device__ T unary_value(int code, T v, double s) {
     case kMulScalar: return static_cast<T>(static_cast<double>(v) * s);
     case kRsubScalar: return static_cast<T>(s - static_cast<double>(v));
     case kRdivScalar: return static_cast<T>(s / static_cast<double>(v));
+    case kSoftplus: {  // max(x, 0) + log1p(e^(−|x|)), in double (ops/elementwise.cpp)
+      const double x = static_cast<double>(v);
+      return static_cast<T>((x > 0 ? x : 0.0) + log1p(exp(-fabs(x))));
+    }
     default: return static_cast<T>(NAN);  // unreachable: the host checks the code
   }
 }
@@ -123,6 +127,10 @@ __device__ T binary_value(int code, T a, T b) {
       const double cdf = 0.5 * (1 + erf(x * kSqrt2 / 2));
       const double pdf = exp(-0.5 * x * x) / sqrt(2 * kPi);
       return a * static_cast<T>(cdf + x * pdf);
+    }
+    case kSoftplusBackward: {  // (g, x): g σ(x), σ with a non-positive exponent, in double
+      const double x = static_cast<double>(b), e = exp(-fabs(x));
+      return a * static_cast<T>(x >= 0 ? 1 / (1 + e) : e / (1 + e));
     }
     default: return static_cast<T>(NAN);
   }

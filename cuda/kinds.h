@@ -21,11 +21,12 @@ enum UnaryCode : int {
   kMulScalar,   // x · s
   kRsubScalar,  // s − x
   kRdivScalar,  // s / x
+  kSoftplus,    // log(1 + e^x), stably
   kUnaryCount
 };
 inline constexpr const char* kUnaryNames[] = {
     "neg", "exp", "log", "sqrt", "relu", "tanh", "gelu", "pow", "add_scalar", "mul_scalar", "rsub_scalar",
-    "rdiv_scalar",
+    "rdiv_scalar", "softplus",
 };
 static_assert(sizeof(kUnaryNames) / sizeof(kUnaryNames[0]) == kUnaryCount, "a name for each UnaryCode, in order");
 
@@ -38,10 +39,11 @@ enum BinaryCode : int {
   kReluBackward,  // (g, x) -> g · [x > 0]
   kTanhBackward,  // (g, y) -> g (1 − y²), y = tanh x
   kGeluBackward,  // (g, x) -> g (Φ(x) + x φ(x))
+  kSoftplusBackward,  // (g, x) -> g σ(x)
   kBinaryCount
 };
 inline constexpr const char* kBinaryNames[] = {
-    "add", "sub", "mul", "div", "relu_backward", "tanh_backward", "gelu_backward",
+    "add", "sub", "mul", "div", "relu_backward", "tanh_backward", "gelu_backward", "softplus_backward",
 };
 static_assert(sizeof(kBinaryNames) / sizeof(kBinaryNames[0]) == kBinaryCount, "a name for each BinaryCode, in order");
 

@@ -253,6 +253,35 @@ Tensor gelu(const Tensor& x, Site where) {
   return out;
 }
 
+// ---------------------------------------------------------------- softplus
+// out = log(1 + e^x), computed as max(x, 0) + log1p(e^(−|x|)): the two agree (for x ≥ 0,
+// log(1 + e^x) = x + log(e^(−x) + 1)), the exponent is never positive, so nothing overflows
+// (log(1 + e^x) is inf from x ≈ 89 in float32), and log1p keeps the digits of a tiny e^(−|x|)
+// that 1 + e^(−|x|) would round away. In double, rounded once, on both devices.
+// backward. d/dx log(1 + e^x) = e^x / (1 + e^x) = σ(x), so dx = g σ(x), with σ(x) = 1 / (1 + e^(−x))
+// for x ≥ 0 and e^x / (1 + e^x) for x < 0 (again a non-positive exponent). Saves x.
+// Under create_graph σ(x) = exp(x − softplus(x)), in recorded ops: its derivative σ(x)(1 − σ(x))
+// follows by the chain rule.
+namespace {
+double softplus_value(double x) { return (x > 0 ? x : 0.0) + std::log1p(std::exp(-std::abs(x))); }
+double sigmoid_value(double x) {
+  const double e = std::exp(-std::abs(x));
+  return x >= 0 ? 1 / (1 + e) : e / (1 + e);
+}
+}  // namespace
+
+Tensor softplus(const Tensor& x, Site where) {
+  Tensor out = map1("softplus", cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
+  if (should_record({x}))
+    record("softplus", {x}, {out}, {save(x, "softplus input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], exp(sub(s[0], softplus(s[0], where))))};
+      return std::vector<Tensor>{map2("softplus_backward", cuda::kSoftplusBackward, g[0], s[0], [](auto gv, auto xv) {
+        return gv * static_cast<decltype(gv)>(sigmoid_value(static_cast<double>(xv)));
+      })};
+    }, DoubleBackward::composed, where);
+  return out;
+}
+
 // ---------------------------------------------------------------- registry rows (ops/registry.h)
 
 std::span<const OpInfo> elementwise_ops() {
@@ -274,6 +303,7 @@ std::span<const OpInfo> elementwise_ops() {
       {"tanh", "the output y: 1 − y²", "ops/elementwise.cpp"},
       {"gelu", "the input x: Φ(x) + x φ(x)", "ops/elementwise.cpp"},
       {"gelu_slope", "the input x: φ(x) (2 − x²)", "ops/elementwise.cpp", true, true, true, true, true},
+      {"softplus", "the input x: σ(x) = e^x / (1 + e^x)", "ops/elementwise.cpp"},
   };
   return rows;
 }

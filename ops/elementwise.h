@@ -28,6 +28,7 @@ Tensor sqrt(const Tensor& x, Site where = Site::current());
 Tensor relu(const Tensor& x, Site where = Site::current());
 Tensor tanh(const Tensor& x, Site where = Site::current());
 Tensor gelu(const Tensor& x, Site where = Site::current());  // exact: x * Phi(x), Phi the standard normal CDF (PyTorch's default)
+Tensor softplus(const Tensor& x, Site where = Site::current());  // log(1 + e^x), computed without overflow
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }

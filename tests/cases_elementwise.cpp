@@ -31,6 +31,11 @@ void add_elementwise_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"relu", "(3, 4)", [](const V& x) { return relu(x[0]); }, {leaf({3, 4}, gen)}});
   out.push_back({"tanh", "(3, 4)", [](const V& x) { return tanh(x[0]); }, {leaf({3, 4}, gen)}});
   out.push_back({"gelu", "(3, 4)", [](const V& x) { return gelu(x[0]); }, {leaf({3, 4}, gen)}});
+  out.push_back({"softplus", "(3, 4)", [](const V& x) { return softplus(x[0]); }, {leaf({3, 4}, gen)}});
+  // Far out on both sides: log(1 + e^800) overflows to inf and e^800 / (1 + e^800) is NaN when
+  // written naively; the stable forms give 800 and 1, 0 and 0.
+  out.push_back({"softplus", "(2, 3) at ±800 and ±30", [](const V& x) { return softplus(x[0]); },
+                 {tensor({800, -800, 30, -30, 0.5, -0.5}, {2, 3}, DType::f64).requires_grad_()}});
 }
 
 }  // namespace hg::cases
