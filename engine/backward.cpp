@@ -24,7 +24,7 @@ namespace hg {
 namespace {
 
 // a + b for two gradients of the same shape, as a fresh tensor (neither operand is modified:
-// a gradient may alias another op's gradient, e.g. add passes its incoming gradient through).
+// a gradient may alias another op's gradient, e.g. an addition passes its incoming gradient on to both terms).
 Tensor sum_grads(const Tensor& a, const Tensor& b) {
   if (a.device() == Device::cpu && b.device() == Device::cpu && a.dtype() == b.dtype() && is_floating(a.dtype())) {
     // One pass, out = a + b (a clone then add_ would write out twice and read a twice).
@@ -50,7 +50,7 @@ Tensor sum_grads(const Tensor& a, const Tensor& b) {
 }
 
 // a + b recorded as a node of its own, for summing gradients under create_graph (the engine
-// cannot call ops/add). Its backward passes the incoming gradient to both: trivially composed.
+// cannot call ops/). Its backward passes the incoming gradient to both: trivially composed.
 Tensor add_recorded(const Tensor& a, const Tensor& b) {
   Tensor out;
   {
@@ -69,7 +69,7 @@ Tensor add_recorded(const Tensor& a, const Tensor& b) {
 struct GradSlot {
   Tensor g;
   bool owned = false;
-  void add(const Tensor& more, bool create_graph) {
+  void accumulate(const Tensor& more, bool create_graph) {
     if (!g.defined()) {
       g = more;
     } else if (create_graph) {
@@ -192,12 +192,12 @@ class Walk {
     if (n) {
       std::vector<GradSlot>& slots = pending_[n];
       if (slots.empty()) slots.resize(n->outputs.size());
-      slots[k].add(g, create_);
+      slots[k].accumulate(g, create_);
       return;
     }
     auto [it, fresh] = leaf_at_.emplace(leaf.get(), leaves_.size());
     if (fresh) leaves_.push_back({leaf, GradSlot{}});
-    leaves_[it->second].second.add(g, create_);
+    leaves_[it->second].second.accumulate(g, create_);
   }
 
   // grad(): a node is needed when one of its inputs is wanted or comes from a needed node.
@@ -306,7 +306,7 @@ Tensor seed_for(const char* op, const Tensor& root, const Tensor& seed) {
   if (!seed.defined()) {
     if (root.numel() != 1)
       fail(op, "{} is not a scalar ({} elements); pass a seed gradient of shape {} "
-           "(dL/d of this tensor), or reduce it to a scalar first (e.g. sum)",
+           "(dL/d of this tensor), or reduce it to a scalar first (e.g. by summing it)",
            root.describe(), root.numel(), shape_str(root.shape()));
     return ones(root.shape(), root.dtype(), root.device());
   }

@@ -62,7 +62,7 @@ Shape contiguous_strides(const Shape& s) {
 
 std::string no_i64_value(DType from, double v, const std::string& where) {
   return fmt::format("{} value {} {} has no int64 value: NaN, ±inf and values outside [-2^63, 2^63) cannot be "
-                     "converted to an integer; replace them first (where, masked_fill) or keep a floating dtype",
+                     "converted to an integer; replace them first (through a boolean mask and a fill value) or keep a floating dtype",
                      dtype_name(from), v, where);
 }
 

@@ -6,7 +6,7 @@
 
 namespace hg {
 
-// f32/f64 are the differentiable types; i64 holds indices (embedding, targets);
+// f32/f64 are the differentiable types; i64 holds indices (token ids, class targets);
 // b8 holds boolean masks (true = may attend / keep).
 enum class DType : uint8_t { f32, f64, i64, b8 };
 enum class Device : uint8_t { cpu, cuda };

@@ -11,7 +11,7 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// fail("matmul", "inner dimensions differ: {} vs {}", a, b) throws "matmul: inner dimensions differ: ..."
+// fail("my_op", "inner dimensions differ: {} vs {}", a, b) throws "my_op: inner dimensions differ: ..."
 template <typename... Args>
 [[noreturn]] void fail(std::string_view op, fmt::format_string<Args...> f, Args&&... args) {
   throw Error(fmt::format("{}: {}", op, fmt::format(f, std::forward<Args>(args)...)));

@@ -19,8 +19,8 @@ namespace hg {
 //
 // The CPU kernels' only source of parallelism: a pool of threads (engine/parallel.cpp), as many
 // as HANDGRAD_NUM_THREADS says, else OMP_NUM_THREADS, else the machine's cores, the calling
-// thread included. OpenBLAS is kept to one thread and large gemms are split across these threads
-// instead (ops/matmul.cpp), so the machine never holds more busy threads than asked for.
+// thread included. OpenBLAS is kept to one thread and large gemms are divided among these threads
+// instead (the gemms of ops/), so the machine never holds more busy threads than asked for.
 
 // Threads parallel_for may use (read from the environment once).
 int num_threads();
@@ -31,7 +31,7 @@ int num_threads();
 // from inside another parallel_for or while another thread's parallel_for holds the pool. The
 // ranges depend only on n, cost and the thread count, and each range is computed the same
 // whichever thread runs it, so results are bit-identical run after run: use it for independent
-// items (rows, batch slices), never to split a sum. An exception thrown by body is rethrown to
+// items (rows, batch slices), never to divide one reduction. An exception thrown by body is rethrown to
 // the caller once every range has finished (so check inputs before the loop all the same).
 void parallel_for_impl(int64_t n, int64_t cost, void (*call)(void*, int64_t, int64_t), void* body);
 template <typename F>
@@ -73,7 +73,7 @@ StridedWalk<N> merge_dims(const Shape& shape, const std::array<const Shape*, N>&
 // Calls row(n, ptrs, steps) for every innermost row: n elements, operand k's first element at
 // ptrs[k], consecutive elements `steps[k]` elements apart. Pointers are typed per operand.
 // Operand 0 is the one written. When its elements are distinct (no stride-0 dimension, i.e. not
-// an expand) the rows are spread over the threads (parallel_for): row must then only write its
+// a broadcast view) the rows are spread over the threads (parallel_for): row must then only write its
 // own elements of operand 0, as every elementwise kernel does.
 template <typename... T, typename Row>
 void for_each_row(const Shape& shape, const std::array<const Shape*, sizeof...(T)>& strides,

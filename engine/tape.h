@@ -93,7 +93,7 @@ struct OutputSlot {
 };
 
 struct SavedTensor {
-  std::string what;      // "softmax output P", shown in errors and in the drawn graph
+  std::string what;      // "the output P", shown in errors and in the drawn graph
   Tensor data;           // detached alias; dropped when backward frees the node
   uint64_t version = 0;  // storage version when saved
   // Where the value came from, so that with create_graph the backward computes on the tensor

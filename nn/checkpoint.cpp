@@ -185,14 +185,15 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   return out;
 }
 
-}  // namespace
+// The file's size and its header, parsed: the 8-byte length, within the file and the limit, then
+// the JSON object, refusing a tensor name that appears twice at the top level (JSON keeps the last).
+struct Header {
+  uint64_t file_size = 0, header_len = 0;
+  json json_header;
+};
 
-SafetensorsFile load_safetensors(const std::string& path) {
+Header read_header(std::ifstream& f, const std::string& path) {
   const char* op = "load_safetensors";
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(op, "{}: is a folder; give the path of a .safetensors file", path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(op, "{}: cannot open the file (does it exist? is it readable?)", path);
   f.seekg(0, std::ios::end);
   const std::streamoff size_off = f.tellg();
   if (size_off < 0) fail(op, "{}: cannot determine the file's size", path);
@@ -215,7 +216,6 @@ SafetensorsFile load_safetensors(const std::string& path) {
   f.read(text.data(), static_cast<std::streamsize>(header_len));
   if (!f) fail(op, "{}: reading the {}-byte header failed", path, header_len);
 
-  // Parse, refusing a tensor name that appears twice at the top level (JSON would keep the last).
   std::set<std::string> keys;
   json header;
   try {
@@ -229,6 +229,39 @@ SafetensorsFile load_safetensors(const std::string& path) {
   }
   if (!header.is_object())
     fail(op, "{}: the header must be a JSON object of tensors, not {}", path, header.type_name());
+
+  return {file_size, header_len, std::move(header)};
+}
+
+// Against the file: every span inside the data section of data_size bytes, no two overlapping.
+void check_spans(const std::string& path, std::vector<Entry>& entries, uint64_t data_size) {
+  const char* op = "load_safetensors";
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  const Entry* reach = nullptr;  // the entry so far whose span ends last
+  for (const Entry& e : entries) {
+    if (e.end > data_size)
+      fail(op, "{}: tensor '{}': data_offsets [{}, {}] run past the data section's {} bytes; the file is truncated",
+           path, e.name, e.begin, e.end, data_size);
+    if (e.begin == e.end) continue;  // an empty tensor occupies no bytes
+    if (reach && e.begin < reach->end)
+      fail(op, "{}: tensors '{}' [{}, {}] and '{}' [{}, {}] overlap", path, reach->name, reach->begin, reach->end,
+           e.name, e.begin, e.end);
+    reach = &e;
+  }
+}
+
+}  // namespace
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  const char* op = "load_safetensors";
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(op, "{}: is a folder; give the path of a .safetensors file", path);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(op, "{}: cannot open the file (does it exist? is it readable?)", path);
+  const Header h = read_header(f, path);
+  const json& header = h.json_header;
 
   SafetensorsFile out;
   std::vector<Entry> entries;
@@ -246,22 +279,8 @@ SafetensorsFile load_safetensors(const std::string& path) {
     entries.push_back(parse_entry(path, name, e));
   }
 
-  // Against the file: every span inside the data section, no two overlapping.
-  const uint64_t data_start = 8 + header_len, data_size = file_size - data_start;
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
-  const Entry* reach = nullptr;  // the entry so far whose span ends last
-  for (const Entry& e : entries) {
-    if (e.end > data_size)
-      fail(op, "{}: tensor '{}': data_offsets [{}, {}] run past the data section's {} bytes; the file is truncated",
-           path, e.name, e.begin, e.end, data_size);
-    if (e.begin == e.end) continue;  // an empty tensor occupies no bytes
-    if (reach && e.begin < reach->end)
-      fail(op, "{}: tensors '{}' [{}, {}] and '{}' [{}, {}] overlap", path, reach->name, reach->begin, reach->end,
-           e.name, e.begin, e.end);
-    reach = &e;
-  }
+  const uint64_t data_start = 8 + h.header_len;
+  check_spans(path, entries, h.file_size - data_start);
 
   for (const Entry& e : entries) {
     Tensor t = empty(e.shape, e.dtype);

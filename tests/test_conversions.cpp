@@ -75,7 +75,7 @@ TEST_CASE("conversions: float to i64 of NaN, ±inf or out of range is an Error n
       CHECK_THROWS_WITH_AS(x.to(DType::i64), doctest::Contains(("to(i64): " + from + " value").c_str()), Error);
       CHECK_THROWS_WITH_AS(x.to(DType::i64), doctest::Contains("at position [1] of the source (3,) has no int64 value"),
                            Error);
-      CHECK_THROWS_WITH_AS(x.to(DType::i64), doctest::Contains("replace them first (where, masked_fill)"), Error);
+      CHECK_THROWS_WITH_AS(x.to(DType::i64), doctest::Contains("replace them first (through a boolean mask and a fill value)"), Error);
     }
   }
   CHECK_THROWS_WITH_AS(scalar(kNaN, DType::f64).to(DType::i64), doctest::Contains("float64 value nan at position []"), Error);

@@ -4,6 +4,9 @@
 // table is the registry's.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -108,4 +111,33 @@ TEST_CASE("registry: names are unique and every row says what it saves and where
 
 TEST_CASE("registry: README's table of ops is the registry's (regenerate with build/tests/gradcheck --registry)") {
   CHECK(readme_table() == registry_markdown());
+}
+
+// The engine knows no op: its files (engine/) name none of the ops that live in ops/ — not in
+// code, not in comments — so an op is added without touching the core. Two kinds of word are
+// not counted: the C library's math functions (std::log, std::max, ...), and `where`, the
+// call-site parameter every public function takes.
+TEST_CASE("registry: no file under engine/ names an op of ops/") {
+  std::set<std::string> names = {"adam", "adamw", "layernorm"};  // and the ops still to come
+  for (const OpInfo& op : op_registry())
+    if (op.derivation.starts_with("ops/")) names.insert(std::string(op.name));
+  names.erase("where");
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(HANDGRAD_SOURCE_DIR) + "/engine")) {
+    std::ifstream f(entry.path());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string text = ss.str();
+    ++files;
+    for (const std::string& name : names)
+      for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+        const size_t end = at + name.size();
+        if ((at > 0 && word(text[at - 1])) || (end < text.size() && word(text[end]))) continue;  // part of a longer word
+        if (at >= 5 && text.compare(at - 5, 5, "std::") == 0) continue;                        // the C library's
+        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+        FAIL_CHECK("engine/" << entry.path().filename().string() << ":" << line << " names the op '" << name << "'");
+      }
+  }
+  CHECK(files > 10);  // the folder was read
 }
