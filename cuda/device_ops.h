@@ -10,7 +10,6 @@
 
 #include "cuda/kernels.h"
 #include "cuda/ops.h"
-#include "cuda/optim.h"
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/strided.h"

@@ -1,5 +1,5 @@
-// cuda/train.cpp — the host side of the training path's device ops (kernels: cuda/train.cu):
-// RoPE, the ALiBi bias, the sinusoidal table, the fused AdamW update.
+// cuda/train.cpp — the host side of the positions' device ops (kernels: cuda/train.cu): RoPE,
+// the ALiBi bias, the sinusoidal table. The AdamW update's host side is cuda/optim.cpp.
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
 
@@ -38,23 +38,6 @@ Tensor sinusoidal_positions(int64_t T, int64_t d, DType t) {
   Tensor pe = empty({T, d}, t, Device::cuda);
   HG_CUDA_CHECK(launch_sinusoidal(elem(t), pe.raw_data(), T, d, stream()));
   return pe;
-}
-
-void adamw(const Tensor& w, const Tensor& g, const Tensor& m, const Tensor& v, const AdamWStep& c) {
-  constexpr std::string_view op = "AdamW (cuda)";
-  require_float(op, w, "parameter");
-  const std::pair<const Tensor*, const char*> others[] = {{&g, "gradient"}, {&m, "first moment"}, {&v, "second moment"}};
-  for (const auto& [t, what] : others) {
-    require_float(op, *t, what);
-    require_same_dtype(op, w, *t);
-    if (t->shape() != w.shape())
-      fail(op, "the {} {} must have the parameter's shape {}", what, t->describe(), shape_str(w.shape()));
-  }
-  for (const Tensor* t : {&w, &g, &m, &v})
-    if (!t->is_contiguous()) fail(op, "{} must be contiguous (the update runs over the flat storage)", t->describe());
-  const AdamWScalars k{c.decay, c.b1, c.one_minus_b1, c.b2, c.one_minus_b2, c.bc2_sqrt, c.eps, c.neg_step};
-  HG_CUDA_CHECK(launch_adamw(elem(w.dtype()), w.raw_data(), g.raw_data(), m.raw_data(), v.raw_data(), k, w.numel(),
-                             stream()));
 }
 
 }  // namespace hg::cuda

@@ -26,7 +26,7 @@ TEST_CASE("gradcheck on cuda: every op with a CUDA kernel, float64, contiguous a
     try {
       r = gradcheck(c.fn, c.inputs, {.device = Device::cuda});
     } catch (const std::exception& e) {
-      FAIL_CHECK(c.op << ", " << c.variant << " threw on cuda: " << e.what());
+      FAIL_CHECK(c.op << ", " << c.variant << " threw on cuda: " << std::string(e.what()));
       continue;
     }
     MESSAGE(c.op << ", " << c.variant << ": max abs err " << r.max_abs_err << ", max rel err " << r.max_rel_err);
