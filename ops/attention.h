@@ -21,10 +21,21 @@ namespace hg {
 
 // Written with designated initializers: attention(q, k, v, {.causal = true, .mask = pad}). Every
 // member has a default initializer, so leaving some out does not trip -Wmissing-field-initializers.
+// How the op computes (the numbers agree to rounding; tests hold every path to the others):
+//   materialized  S and P in full, (..., Tq, Tk): P is kept for the backward. Fastest at short T.
+//   tiled         FlashAttention-2's algorithm: an online softmax over key tiles, keeping only O
+//                 and the row log-sum-exp L; the backward recomputes each tile's P. Memory linear
+//                 in T, and key tiles wholly above the causal diagonal are never visited.
+//   automatic     the faster of the two for the shape, and tiled whenever the (Tq, Tk) blocks of
+//                 all heads would not fit the memory threshold (ops/attention.cpp).
+enum class AttentionPath { automatic, materialized, tiled };
+const char* attention_path_name(AttentionPath p);  // "automatic", "materialized", "tiled"
+
 struct AttentionOptions {
   std::optional<double> scale{};  // default 1/sqrt(d_k); set to 1.0 for "no scale"
   bool causal = false;
   Tensor mask{};                  // optional: b8 (true = may attend) or float additive
+  AttentionPath path = AttentionPath::automatic;
 };
 
 // Q (..., Tq, dk), K (..., Tk, dk), V (..., Tk, dv); leading dimensions must match (after
