@@ -10,6 +10,7 @@
 #include "ops/attention.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "cuda/ops.h"
@@ -19,6 +20,7 @@
 #include "ops/broadcast.h"
 #include "ops/device.h"
 #include "ops/elementwise.h"
+#include "ops/indexing.h"
 #include "ops/matmul.h"
 #include "ops/softmax.h"
 #include "ops/registry.h"
@@ -118,17 +120,32 @@ Forward attention_forward(const Problem& p) {
 //   dS = P ∘ (dP − D)                 (batch..., Tq, Tk)   the row rule (softmax_backward)
 //   dQ = dS K · scale                 (batch..., Tq, dk)   dL/dq_i = Σ_j dS_ij k_j · scale
 //   dK = dSᵀ Q · scale                (batch..., Tk, dk)   dL/dk_j = Σ_i dS_ij q_i · scale
-// A hidden key has P_ij = 0, so dS_ij = 0: nothing flows through the mask; a row with no visible
-// key has P = 0, so its dS row, its dQ row and its share of dK and dV are all 0.
-Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, bool need_q, bool need_k, bool need_v) {
+//   dM = dS summed to the mask's shape  (an additive mask M that requires grad: S_ij = … + M_ij)
+// A hidden key has P_ij = 0, so dS_ij = 0: nothing flows through it; a row with no visible key has
+// P = 0, so its dS row, its dQ row and its share of dK and dV are all 0.
+Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
   Backward b;
-  if (need_v) b.dV = matmul(P.transpose(-2, -1), dO);
-  if (!need_q && !need_k) return b;
+  if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);
+  if (!need.q && !need.k && !need.ds) return b;
   b.dP = matmul(dO, p.v.transpose(-2, -1));
   b.dS = softmax_backward(P, b.dP, &b.D);
-  if (need_q) b.dQ = matmul(b.dS, p.k).mul_(p.scale);
-  if (need_k) b.dK = matmul(b.dS.transpose(-2, -1), p.q).mul_(p.scale);
+  if (need.q) b.dQ = matmul(b.dS, p.k).mul_(p.scale);
+  if (need.k) b.dK = matmul(b.dS.transpose(-2, -1), p.q).mul_(p.scale);
   return b;
+}
+
+// The masked scores' additive part with a live mask on the graph: −inf where the rule hides a key
+// (M_const = −inf there), the live mask's entry elsewhere. Built as masked_fill, not as
+// M_const + (mask − mask.detach()), which is −inf − (−inf) = NaN at a −inf entry.
+Tensor live_scores(const Tensor& M_const, const Tensor& live_mask) {
+  const Tensor on_host = M_const.to(Device::cpu).to(DType::f64).contiguous();
+  std::vector<bool> hidden(static_cast<size_t>(on_host.numel()));
+  const double* m = on_host.data_ptr<const double>();
+  for (size_t e = 0; e < hidden.size(); ++e) hidden[e] = m[e] == -std::numeric_limits<double>::infinity();
+  const Tensor h = bool_tensor(hidden, M_const.shape()).to(M_const.device());
+  const double ninf = -std::numeric_limits<double>::infinity();
+  return add(masked_fill(zeros(M_const.shape(), M_const.dtype(), M_const.device()), h, ninf),
+             masked_fill(expand(live_mask, M_const.shape()), h, 0.0));
 }
 
 // The backward for create_graph: the formulas of attention_backward written with recorded ops
@@ -136,58 +153,125 @@ Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO,
 // from the given q, k, v so that P's own dependence on q and k is on the graph too. The scale and
 // mask enter as S = (Q Kᵀ) · scale + M, with M = the mask rule applied to zeros: 0 where visible,
 // the additive value, or −inf where hidden (the same function as the forward's, so the same rule).
-Backward composed_backward(const Problem& p, const Tensor& dO, bool need_q, bool need_k, bool need_v) {
+// A live additive mask (one that requires grad) enters M through live_scores: the same numbers,
+// with M's dependence on it on the graph.
+Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need) {
   Tensor M = zeros(with_last2(p.batch, p.Tq, p.Tk), p.q.dtype(), p.q.device());  // (batch..., Tq, Tk)
   {
     NoGradGuard ng;
     scale_and_mask(p, M);
   }
+  if (live_mask.defined()) M = live_scores(M, live_mask);
   Tensor P = softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1);
   Backward b;
-  if (need_v) b.dV = matmul(P.transpose(-2, -1), dO);
-  if (!need_q && !need_k) return b;
+  if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);
+  if (!need.q && !need.k && !need.ds) return b;
   b.dP = matmul(dO, p.v.transpose(-2, -1));
   b.dS = softmax_backward(P, b.dP);
-  if (need_q) b.dQ = mul(matmul(b.dS, p.k), p.scale);
-  if (need_k) b.dK = mul(matmul(b.dS.transpose(-2, -1), p.q), p.scale);
+  if (need.q) b.dQ = mul(matmul(b.dS, p.k), p.scale);
+  if (need.k) b.dK = mul(matmul(b.dS.transpose(-2, -1), p.q), p.scale);
   return b;
+}
+
+// The (Tq, Tk) blocks of all heads, above which the automatic choice is always the tiled path.
+constexpr double kMaterializeBytes = 256.0 * (1 << 20);
+// The automatic choice below that: measured with bench/run-attention (bench/RESULTS.md).
+constexpr int64_t kTiledFromKeys = 512;
+
+AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
+  if (asked != AttentionPath::automatic) return asked;
+  if (p.q.device() == Device::cuda) return AttentionPath::materialized;  // the CUDA tiled kernels: asked for by name
+  const double blocks = static_cast<double>(shape_numel(p.batch)) * static_cast<double>(p.Tq) *
+                        static_cast<double>(p.Tk) * static_cast<double>(dtype_size(p.q.dtype()));
+  return blocks > kMaterializeBytes || p.Tk >= kTiledFromKeys ? AttentionPath::tiled : AttentionPath::materialized;
+}
+
+// The recorded backward: the gradients of Q, K, V (and of a live additive mask) from whichever
+// path ran. `saved`: Q, K, V, then P (materialized) or O, L (tiled), then the live mask.
+struct Recorded {
+  Problem shapes;  // the geometry, the scale and the mask; q, k, v come from the saved tensors
+  AttentionPath path = AttentionPath::materialized;
+  bool fused = false;  // the materialized path's fused CPU kernels ran
+  Needs need;
+  Shape sq, sk, sv, smask;
+};
+
+std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const std::vector<Tensor>& s) {
+  Problem pb = r.shapes;
+  pb.q = expand(s[0], with_last2(pb.batch, pb.Tq, pb.dk));
+  pb.k = expand(s[1], with_last2(pb.batch, pb.Tk, pb.dk));
+  pb.v = expand(s[2], with_last2(pb.batch, pb.Tk, pb.dv));
+  const bool tiled = r.path == AttentionPath::tiled;
+  const Tensor live_mask = r.need.ds ? s.back() : Tensor();
+  Backward b;
+  if (grad_enabled()) b = composed_backward(pb, dO, live_mask, r.need);
+  else if (tiled) b = tiled_backward(pb, s[3], s[4], dO, r.need);
+  else if (r.fused) b = fused_backward(pb, s[3], dO, r.need);
+  else b = attention_backward(pb, s[3], dO, r.need);
+  std::vector<Tensor> out{r.need.q ? sum_to(b.dQ, r.sq) : Tensor(), r.need.k ? sum_to(b.dK, r.sk) : Tensor(),
+                          r.need.v ? sum_to(b.dV, r.sv) : Tensor()};
+  if (r.need.ds) out.push_back(sum_to(b.dS, r.smask));
+  return out;
 }
 
 }  // namespace
 
-// What it saves: Q, K, V (detached aliases, checked for in-place writes) and the weights P
-// (batch..., Tq, Tk) — P carries the mask (0 where hidden), so the mask itself is not kept.
-// FlashAttention saves only the row log-sum-exp and recomputes P; here P is kept so the
-// backward is exactly the formulas above, with no second softmax.
+const char* attention_path_name(AttentionPath p) {
+  switch (p) {
+    case AttentionPath::automatic: return "automatic";
+    case AttentionPath::materialized: return "materialized";
+    case AttentionPath::tiled: return "tiled";
+  }
+  return "?";
+}
+
+// What it saves: Q, K, V (detached aliases, checked for in-place writes), and either the weights
+// P (batch..., Tq, Tk) — the materialized path; P carries the mask (0 where hidden), so a constant
+// mask is not kept — or, on the tiled path, only O and the row log-sum-exp L, from which the
+// backward recomputes P tile by tile (ops/attention_tiled.cpp). An additive mask that requires
+// grad is an input of the node and is saved too; its gradient is dS summed to its shape.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts, Site where) {
   Problem p = prepare("attention", q, k, v, opts);
-  // On CUDA the op-by-op path runs: its gemms are cuBLAS and its rows the kernels of cuda/rows.cu.
-  const bool fused = q.device() == Device::cpu && fits_blas(p) && p.Tq > 0 && p.Tk > 0 && p.dk > 0 && p.dv > 0 && shape_numel(p.batch) > 0;
+  const AttentionPath path = resolve_path(p, opts.path);
+  const bool live_mask = opts.mask.defined() && opts.mask.requires_grad() && grad_enabled();
+  if (path == AttentionPath::tiled && q.device() == Device::cuda)
+    fail("attention", "the tiled path has no CUDA kernels in this build; use path = AttentionPath::materialized on "
+         "Device::cuda (Q {})", q.describe());
+  const bool empty_problem = p.Tq == 0 || p.Tk == 0 || p.dk == 0 || p.dv == 0 || shape_numel(p.batch) == 0;
+  // On CUDA the materialized path runs op by op: its gemms are cuBLAS and its rows the kernels of cuda/rows.cu.
+  const bool fused = path == AttentionPath::materialized && q.device() == Device::cpu && fits_blas(p) && !empty_problem;
   Forward f;
+  TiledForward tf;
   {
     NoGradGuard ng;
-    f = fused ? fused_forward(p) : attention_forward(p);
+    if (path == AttentionPath::tiled) tf = tiled_forward(p);
+    else f = fused ? fused_forward(p) : attention_forward(p);
   }
-  if (should_record({q, k, v})) {
-    const bool nq = q.requires_grad(), nk = k.requires_grad(), nv = v.requires_grad();
-    const Shape sq = q.shape(), sk = k.shape(), sv = v.shape();
-    Problem shapes = p;  // keep only what backward needs: the geometry, the scale, the mask
-    shapes.q = shapes.k = shapes.v = Tensor();  // (the mask only for create_graph's recomputed P)
-    record("attention", {q, k, v}, {f.O},
-           {save(q, "query Q"), save(k, "key K"), save(v, "value V"), save(f.P, "attention weights P")},
-           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             Problem pb = shapes;
-             pb.q = expand(s[0], with_last2(pb.batch, pb.Tq, pb.dk));
-             pb.k = expand(s[1], with_last2(pb.batch, pb.Tk, pb.dk));
-             pb.v = expand(s[2], with_last2(pb.batch, pb.Tk, pb.dv));
-             Backward b = grad_enabled() ? composed_backward(pb, g[0], nq, nk, nv)
-                          : fused         ? fused_backward(pb, s[3], g[0], nq, nk, nv)
-                                          : attention_backward(pb, s[3], g[0], nq, nk, nv);
-             return std::vector<Tensor>{nq ? sum_to(b.dQ, sq) : Tensor(), nk ? sum_to(b.dK, sk) : Tensor(),
-                                        nv ? sum_to(b.dV, sv) : Tensor()};
-           }, DoubleBackward::composed, where);
+  const Tensor out = path == AttentionPath::tiled ? tf.O : f.O;
+  std::vector<Tensor> inputs{q, k, v};
+  if (live_mask) inputs.push_back(opts.mask);
+  if (should_record(inputs)) {
+    Recorded r;
+    r.shapes = p;
+    r.shapes.q = r.shapes.k = r.shapes.v = Tensor();
+    r.path = path;
+    r.fused = fused;
+    r.need = {q.requires_grad(), k.requires_grad(), v.requires_grad(), live_mask};
+    r.sq = q.shape(), r.sk = k.shape(), r.sv = v.shape();
+    if (live_mask) r.smask = opts.mask.shape();
+    std::vector<SavedTensor> saved{save(q, "query Q"), save(k, "key K"), save(v, "value V")};
+    if (path == AttentionPath::tiled) {
+      saved.push_back(save(tf.O, "output O"));
+      saved.push_back(save(tf.L, "row log-sum-exp L"));
+    } else {
+      saved.push_back(save(f.P, "attention weights P"));
+    }
+    if (live_mask) saved.push_back(save(opts.mask, "additive mask"));
+    record("attention", inputs, {out}, std::move(saved), [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return attention_grads(r, g[0], s);
+    }, DoubleBackward::composed, where);
   }
-  return f.O;
+  return out;
 }
 
 AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO,
@@ -201,7 +285,7 @@ AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v
   check_same_dtype_device("attention_trace", q, dO);
   NoGradGuard ng;
   Forward f = attention_forward(p);
-  Backward b = attention_backward(p, f.P, dO.detach(), true, true, true);
+  Backward b = attention_backward(p, f.P, dO.detach(), {.q = true, .k = true, .v = true});
   AttentionTrace t;
   t.S = f.S;
   t.P = f.P;
@@ -229,7 +313,7 @@ Tensor causal_mask(int64_t T) {
 
 std::span<const OpInfo> attention_ops() {
   static const OpInfo rows[] = {
-      {"attention", "Q, K, V and the weights P (the mask lives in P)", "ops/attention.cpp"},
+      {"attention", "Q, K, V, and the weights P (materialized) or O and the row log-sum-exp (tiled); an additive mask that requires grad", "ops/attention.cpp"},
   };
   return rows;
 }

@@ -48,7 +48,25 @@ void scale_and_mask_cpu(const Problem& p, Tensor& S);
 bool fits_blas(const Problem& p);
 // The fused forward: P (batch..., Tq, Tk) and O (batch..., Tq, dv), both contiguous (S is not kept).
 Forward fused_forward(const Problem& p);
-// The fused backward: dQ, dK, dV (those asked for) at the expanded batch shape.
-Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, bool need_q, bool need_k, bool need_v);
+// What a backward is asked for: the gradients of Q, K, V, and dS in full (batch..., Tq, Tk) for an
+// additive mask that requires grad (dMask = dS summed to the mask's shape).
+struct Needs {
+  bool q = false, k = false, v = false, ds = false;
+};
+
+// The fused backward: dQ, dK, dV, dS (those asked for) at the expanded batch shape.
+Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need);
+
+// ---------------------------------------------------------------- the tiled path (attention_tiled.cpp)
+
+// FlashAttention-2's forward: O (batch..., Tq, dv) and the row log-sum-exp L (batch..., Tq) of the
+// scaled, masked scores: −inf on a row with no visible key (whose O row is 0), NaN on a row with
+// a NaN among its visible scores (whose O row is NaN).
+struct TiledForward {
+  Tensor O, L;
+};
+TiledForward tiled_forward(const Problem& p);
+// Its backward from O, L and dO: dQ, dK, dV, dS (those asked for) at the expanded batch shape.
+Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need);
 
 }  // namespace hg::attention_detail

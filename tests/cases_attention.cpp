@@ -1,7 +1,9 @@
-// Gradcheck cases for ops/attention.h: the one "attention" tape entry with each kind of mask,
-// scale and shape. Gradients flow to Q, K and V; masks are constants, passed as a fourth input
-// that does not require grad, so gradcheck holds them fixed and moves them to the device checked.
+// Gradcheck cases for ops/attention.h: the one "attention" node with each kind of mask, scale and
+// shape, on the materialized and the tiled path. Gradients flow to Q, K and V; a mask is passed as
+// a fourth input — a constant that does not require grad (gradcheck holds it fixed and moves it to
+// the device checked), or a learnable additive bias that does, whose gradient is checked too.
 #include <limits>
+#include <string>
 
 #include "gradcheck_cases.h"
 
@@ -26,43 +28,66 @@ Tensor combined_mask(const std::vector<int64_t>& lengths, int64_t T, bool left) 
   return bool_tensor(m, {static_cast<int64_t>(lengths.size()), 1, T, T});
 }
 
-}  // namespace
-
-void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
+// The cases of one path: materialized (named as before) or tiled (", tiled").
+void add_path_cases(std::vector<GradcheckCase>& out, Generator& gen, AttentionPath path) {
   using V = std::vector<Tensor>;
+  const std::string tag = path == AttentionPath::tiled ? ", tiled" : "";
   auto qkv = [&](const Shape& q, const Shape& k, const Shape& v) { return V{leaf(q, gen), leaf(k, gen), leaf(v, gen)}; };
   auto qkv_mask = [&](const Shape& q, const Shape& k, const Shape& v, const Tensor& mask) {
     V x = qkv(q, k, v);
     x.push_back(mask);
     return x;
   };
-
-  out.push_back({"attention", "no mask (2, 4, 3)", [](const V& x) { return attention(x[0], x[1], x[2]); },
+  auto with = [path](AttentionOptions o) {
+    o.path = path;
+    return o;
+  };
+  out.push_back({"attention", "no mask (2, 4, 3)" + tag, [=](const V& x) { return attention(x[0], x[1], x[2], with({})); },
                  qkv({2, 4, 3}, {2, 4, 3}, {2, 4, 3})});
-  out.push_back({"attention", "causal (4, 3)", [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true}); },
+  out.push_back({"attention", "causal (4, 3)" + tag,
+                 [=](const V& x) { return attention(x[0], x[1], x[2], with({.causal = true})); },
                  qkv({4, 3}, {4, 3}, {4, 2})});
-  out.push_back({"attention", "causal, no scale (scale 1)",
-                 [](const V& x) { return attention(x[0], x[1], x[2], {.scale = 1.0, .causal = true}); },
+  out.push_back({"attention", "causal, no scale (scale 1)" + tag,
+                 [=](const V& x) { return attention(x[0], x[1], x[2], with({.scale = 1.0, .causal = true})); },
                  qkv({4, 3}, {4, 3}, {4, 3})});
-  auto masked = [](const V& x) { return attention(x[0], x[1], x[2], {.mask = x[3]}); };
+  auto masked = [=](const V& x) { return attention(x[0], x[1], x[2], with({.mask = x[3]})); };
   Tensor pad = padding_mask({4, 2}, 4, /*left=*/false);
-  out.push_back({"attention", "bool padding (B, 1, 1, T), 2 heads", masked,
+  out.push_back({"attention", "bool padding (B, 1, 1, T), 2 heads" + tag, masked,
                  qkv_mask({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2}, pad)});
-  out.push_back({"attention", "causal + padding (B, 1, 1, T)",
-                 [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .mask = x[3]}); },
+  out.push_back({"attention", "causal + padding (B, 1, 1, T)" + tag,
+                 [=](const V& x) { return attention(x[0], x[1], x[2], with({.causal = true, .mask = x[3]})); },
                  qkv_mask({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2}, pad)});
   Tensor combined = combined_mask({4, 2}, 4, /*left=*/true);  // left padding: fully masked early rows
-  out.push_back({"attention", "combined (B, 1, T, T), left-padded", masked,
+  out.push_back({"attention", "combined (B, 1, T, T), left-padded" + tag, masked,
                  qkv_mask({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2}, combined)});
   const double h = -std::numeric_limits<double>::infinity();
   Tensor additive = tensor({0, h, -1.5, h, 0.5, 0, h, 0.25, 0, 0, 0, 0, 1, h, -2, 0}, {4, 4}, DType::f64);
-  out.push_back({"attention", "additive float mask (T, T)", masked, qkv_mask({2, 4, 3}, {2, 4, 3}, {2, 4, 2}, additive)});
-  out.push_back({"attention", "Tq 3 != Tk 5, causal",
-                 [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true}); },
+  out.push_back({"attention", "additive float mask (T, T)" + tag, masked,
+                 qkv_mask({2, 4, 3}, {2, 4, 3}, {2, 4, 2}, additive)});
+  // A learnable additive bias: the mask requires grad and gets dS summed to its shape.
+  out.push_back({"attention", "learnable additive bias (T, T), −inf entries" + tag, masked,
+                 qkv_mask({2, 4, 3}, {2, 4, 3}, {2, 4, 2}, additive.clone().requires_grad_())});
+  out.push_back({"attention", "learnable bias (H, 1, T) + causal" + tag,
+                 [=](const V& x) { return attention(x[0], x[1], x[2], with({.causal = true, .mask = x[3]})); },
+                 qkv_mask({2, 2, 4, 2}, {2, 2, 4, 2}, {2, 2, 4, 2}, leaf({2, 1, 4}, gen))});
+  out.push_back({"attention", "Tq 3 != Tk 5, causal" + tag,
+                 [=](const V& x) { return attention(x[0], x[1], x[2], with({.causal = true})); },
                  qkv({2, 3, 4}, {2, 5, 4}, {2, 5, 2})});
-  out.push_back({"attention", "broadcast K, V over heads (2, 1, T, d)",
-                 [](const V& x) { return attention(x[0], x[1], x[2], {.scale = 0.7}); },
+  out.push_back({"attention", "broadcast K, V over heads (2, 1, T, d)" + tag,
+                 [=](const V& x) { return attention(x[0], x[1], x[2], with({.scale = 0.7})); },
                  qkv({2, 2, 3, 2}, {2, 1, 3, 2}, {1, 3, 2})});
+}
+
+}  // namespace
+
+void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
+  using V = std::vector<Tensor>;
+  add_path_cases(out, gen, AttentionPath::materialized);
+  add_path_cases(out, gen, AttentionPath::tiled);
+  // Across tile boundaries (64 rows a tile): 66 queries and keys, causal, a learnable bias.
+  out.push_back({"attention", "T 66 across two tiles, causal + learnable bias, tiled",
+                 [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .mask = x[3], .path = AttentionPath::tiled}); },
+                 {leaf({1, 66, 2}, gen), leaf({1, 66, 2}, gen), leaf({1, 66, 2}, gen), leaf({66, 66}, gen)}});
 }
 
 }  // namespace hg::cases

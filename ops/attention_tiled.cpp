@@ -1,0 +1,241 @@
+// ops/attention_tiled.cpp — attention on the CPU in tiles (FlashAttention-2's algorithm): memory
+// linear in T, and key tiles wholly above the causal diagonal never visited.
+//
+// Notation as in ops/attention.h: S = Q Kᵀ · scale (+ mask), P = softmax(S) along keys, O = P V.
+// One batch slice (a sequence and head), query tile i (rows I), key tiles j (columns J).
+//
+// forward. For each query tile, an online softmax over the key tiles: with the running row max
+// m, running sum ℓ and accumulator A (the unnormalised O rows), a new tile S_IJ gives
+//   m' = max(m, rowmax S_IJ),   P̃ = e^(S_IJ − m'),   ℓ' = e^(m − m') ℓ + rowsum P̃,
+//   A' = e^(m − m') A + P̃ V_J
+// — every earlier term was e^(s − m); multiplying by e^(m − m') makes it e^(s − m'), so after the
+// last tile ℓ = Σ_j e^(s_j − m) and A = Σ_j e^(s_j − m) v_j over every visible key, and
+//   O = A / ℓ,   L = m + log ℓ   (the row log-sum-exp: P_ij = e^(S_ij − L_i)).
+// Only O and L are kept (T · (dv + 1) numbers per slice instead of T²). A row with no visible key
+// has m = −inf throughout: O = 0, L = −inf. A NaN among a row's visible scores makes its O and L
+// NaN; a hidden key's score is −inf whatever Q and K hold (the mask rule, ops/attention_cpu.h).
+//
+// backward. The explicit path's formulas, tile by tile, with P recomputed from L:
+//   P_IJ = e^(S_IJ − L_I),  dV_J += P_IJᵀ dO_I,  dP_IJ = dO_I V_Jᵀ,  dS_IJ = P_IJ ∘ (dP_IJ − D_I),
+//   dQ_I += scale · dS_IJ K_J,  dK_J += scale · dS_IJᵀ Q_I.
+// D_i needs a whole row of P and dP; it is instead read from O:
+//   D_i = Σ_j P_ij dP_ij = Σ_j P_ij (dO_i · v_j) = dO_i · (Σ_j P_ij v_j) = dO_i · O_i,
+// i.e. D = rowsum(dO ∘ O), one pass over (Tq, dv) before the tiles. A row with L = −inf has P = 0
+// (not e^(−inf + inf)), so its dS, its dQ row and its share of dK and dV are 0.
+//
+// Threads: the forward splits (slice, query tile) pairs, each writing its own rows of O and L; the
+// backward splits slices, each thread accumulating its slice's dQ, dK, dV in a fixed tile order.
+// Nothing is summed across threads, so the bits are the same run after run and for any number of
+// threads.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "engine/dispatch.h"
+#include "engine/strided.h"
+#include "ops/attention_cpu.h"
+#include "ops/attention_paths.h"
+#include "ops/cpu_map.h"
+
+namespace hg::attention_detail {
+
+namespace {
+
+constexpr int64_t kTileQ = 64, kTileK = 64;  // rows of Q, and of K and V, per tile
+
+// The key tiles a query tile [i0, i1) visits: all of them, or under the causal rule those that
+// start at or before its last row (a later tile is wholly hidden).
+int64_t key_end(const Problem& p, int64_t i1) { return p.causal ? std::min(p.Tk, i1) : p.Tk; }
+
+// S (rows, cols) = scale · Q_I K_Jᵀ, then the mask rule for each row i = i0 + r, key j = j0 + c.
+template <typename T>
+void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const T>& K, int64_t t, int64_t mask_off,
+                 const Shape& ms, int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S) {
+  gemm<T>(false, true, rows, cols, p.dk, static_cast<T>(p.scale), Q.data + Q.offset(t) + i0 * Q.ld, Q.ld,
+          K.data + K.offset(t) + j0 * K.ld, K.ld, S, cols);
+  if (!p.causal && !p.mask.defined()) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    const MaskRule<T> rule = mask_rule<T>(p, mask_off, ms, i0 + r);
+    T* row = S + r * cols;
+    for (int64_t c = 0; c < cols; ++c) row[c] = rule(row[c], j0 + c);
+  }
+}
+
+// Per-row state of the online softmax for one query tile.
+template <typename T>
+struct RowState {
+  std::vector<T> m, l, acc;  // (rows), (rows), (rows, dv)
+  std::vector<char> nan;     // a visible score was NaN
+  RowState(int64_t rows, int64_t dv)
+      : m(static_cast<size_t>(rows), -std::numeric_limits<T>::infinity()), l(static_cast<size_t>(rows), T(0)),
+        acc(static_cast<size_t>(rows * dv), T(0)), nan(static_cast<size_t>(rows), 0) {}
+};
+
+// One key tile into the state: S (rows, cols) becomes P̃ in place, ℓ and A are rescaled and grown.
+template <typename T>
+void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, const T* V, int64_t ldv) {
+  constexpr T ninf = -std::numeric_limits<T>::infinity();
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = S + r * cols;
+    T mt = ninf;
+    for (int64_t c = 0; c < cols; ++c) {
+      if (row[c] != row[c]) st.nan[r] = 1;
+      mt = std::max(mt, row[c]);  // a NaN never becomes the max
+    }
+    const T m_new = std::max(st.m[r], mt);
+    if (m_new == ninf) {  // nothing visible yet: this tile adds nothing
+      std::fill(row, row + cols, T(0));
+      continue;
+    }
+    const T rescale = exp_fast(st.m[r] - m_new);  // 0 when m was −inf
+    for (int64_t c = 0; c < cols; ++c) row[c] = exp_fast(row[c] - m_new);
+    st.l[r] = st.l[r] * rescale + sum_lanes<T>(cols, [&](int64_t c) { return row[c]; });
+    if (rescale != T(1))
+      for (int64_t c = 0; c < dv; ++c) st.acc[r * dv + c] *= rescale;
+    st.m[r] = m_new;
+  }
+  gemm<T>(false, false, rows, dv, cols, T(1), S, cols, V, ldv, st.acc.data(), dv, T(1));  // A += P̃ V_J
+}
+
+template <typename T>
+void forward_slices(const Problem& p, TiledForward& f) {
+  Tensor qt = p.q, kt = p.k, vt = p.v;
+  const Slices<const T> Q = slices_of<const T>(qt, p.batch), K = slices_of<const T>(kt, p.batch),
+                        V = slices_of<const T>(vt, p.batch);
+  Shape ms;
+  const Slices<const void> mask = mask_slices(p, with_last2(p.batch, p.Tq, p.Tk), ms);
+  T* O = f.O.data_ptr<T>();
+  T* L = f.L.data_ptr<T>();
+  const int64_t Tq = p.Tq, dv = p.dv, tiles = (Tq + kTileQ - 1) / kTileQ, nb = shape_numel(p.batch);
+  parallel_for(nb * tiles, kTileQ * std::max<int64_t>(p.Tk, 1) * (p.dk + dv + 8), [&](int64_t begin, int64_t end) {
+    std::vector<T> S(static_cast<size_t>(kTileQ * kTileK));
+    for (int64_t w = begin; w < end; ++w) {
+      const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
+      const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
+      RowState<T> st(rows, dv);
+      for (int64_t j0 = 0; j0 < key_end(p, i0 + rows); j0 += kTileK) {
+        const int64_t cols = std::min(kTileK, p.Tk - j0);
+        scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
+        absorb_tile<T>(st, S.data(), rows, cols, dv, V.data + V.offset(t) + j0 * V.ld, V.ld);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        T* o = O + (t * Tq + i0 + r) * dv;
+        T& lse = L[t * Tq + i0 + r];
+        if (st.nan[r]) {
+          std::fill(o, o + dv, std::numeric_limits<T>::quiet_NaN());
+          lse = std::numeric_limits<T>::quiet_NaN();
+        } else if (st.l[r] == T(0)) {  // no visible key
+          std::fill(o, o + dv, T(0));
+          lse = -std::numeric_limits<T>::infinity();
+        } else {
+          const T inv = 1 / st.l[r];
+          for (int64_t c = 0; c < dv; ++c) o[c] = st.acc[r * dv + c] * inv;
+          lse = st.m[r] + std::log(st.l[r]);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+TiledForward tiled_forward(const Problem& p) {
+  blas_single_threaded();
+  TiledForward f;
+  f.O = empty(with_last2(p.batch, p.Tq, p.dv), p.q.dtype());
+  Shape lshape = p.batch;
+  lshape.push_back(p.Tq);
+  f.L = empty(lshape, p.q.dtype());
+  if (f.O.numel() == 0 && f.L.numel() == 0) return f;
+  dispatch_float(p.q.dtype(), "attention", [&]<typename T>() { forward_slices<T>(p, f); });
+  return f;
+}
+
+namespace {
+
+// The buffers of one slice's backward: row-major blocks of the expanded-batch gradients.
+template <typename T>
+struct SliceGrads {
+  T *dQ = nullptr, *dK = nullptr, *dV = nullptr, *dS = nullptr;  // null when not asked for
+};
+
+// One (query tile, key tile) pair of the backward; S holds the scores tile, dP a scratch tile.
+template <typename T>
+void backward_tile(const Problem& p, const Slices<const T>& Q, const Slices<const T>& K, const Slices<const T>& V,
+                   const T* dO, int64_t ld_do, const T* L, const T* D, int64_t t, int64_t i0, int64_t rows, int64_t j0,
+                   int64_t cols, T* S, T* dP, const SliceGrads<T>& g) {
+  for (int64_t r = 0; r < rows; ++r) {  // P = e^(S − L), 0 on a row with no visible key
+    T* row = S + r * cols;
+    const T l = L[i0 + r];
+    if (l == -std::numeric_limits<T>::infinity()) std::fill(row, row + cols, T(0));
+    else
+      for (int64_t c = 0; c < cols; ++c) row[c] = exp_fast(row[c] - l);
+  }
+  const T* dOi = dO + i0 * ld_do;
+  if (g.dV) gemm<T>(true, false, cols, p.dv, rows, T(1), S, cols, dOi, ld_do, g.dV + j0 * p.dv, p.dv, T(1));
+  if (!g.dQ && !g.dK && !g.dS) return;
+  gemm<T>(false, true, rows, cols, p.dv, T(1), dOi, ld_do, V.data + V.offset(t) + j0 * V.ld, V.ld, dP, cols);
+  for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − D), in dP
+    const T* pr = S + r * cols;
+    T* d = dP + r * cols;
+    for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - D[i0 + r]);
+    if (g.dS) std::copy(d, d + cols, g.dS + (i0 + r) * p.Tk + j0);
+  }
+  const T scale = static_cast<T>(p.scale);
+  if (g.dQ)
+    gemm<T>(false, false, rows, p.dk, cols, scale, dP, cols, K.data + K.offset(t) + j0 * K.ld, K.ld, g.dQ + i0 * p.dk,
+            p.dk, T(1));
+  if (g.dK)
+    gemm<T>(true, false, cols, p.dk, rows, scale, dP, cols, Q.data + Q.offset(t) + i0 * Q.ld, Q.ld, g.dK + j0 * p.dk,
+            p.dk, T(1));
+}
+
+template <typename T>
+void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, const Tensor& dO_in, Backward& b) {
+  Tensor qt = p.q, kt = p.k, vt = p.v, dOt = dO_in.contiguous(), Ot = O_in.contiguous(), Lt = L_in.contiguous();
+  const Slices<const T> Q = slices_of<const T>(qt, p.batch), K = slices_of<const T>(kt, p.batch),
+                        V = slices_of<const T>(vt, p.batch);
+  Shape ms;
+  const Slices<const void> mask = mask_slices(p, with_last2(p.batch, p.Tq, p.Tk), ms);
+  const int64_t Tq = p.Tq, Tk = p.Tk, dk = p.dk, dv = p.dv, nb = shape_numel(p.batch);
+  const auto block = [](Tensor& x, int64_t t, int64_t n) { return x.defined() ? x.data_ptr<T>() + t * n : nullptr; };
+  parallel_for(nb, Tq * std::max<int64_t>(Tk, 1) * (2 * dk + 2 * dv + 8), [&](int64_t begin, int64_t end) {
+    std::vector<T> S(static_cast<size_t>(kTileQ * kTileK)), dP(S.size()), D(static_cast<size_t>(Tq));
+    for (int64_t t = begin; t < end; ++t) {
+      const T* dO = dOt.data_ptr<const T>() + t * Tq * dv;
+      const T* O = Ot.data_ptr<const T>() + t * Tq * dv;
+      for (int64_t i = 0; i < Tq; ++i)  // D = rowsum(dO ∘ O)
+        D[i] = sum_lanes<T>(dv, [&](int64_t c) { return dO[i * dv + c] * O[i * dv + c]; });
+      const SliceGrads<T> g{block(b.dQ, t, Tq * dk), block(b.dK, t, Tk * dk), block(b.dV, t, Tk * dv),
+                            block(b.dS, t, Tq * Tk)};
+      const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
+      for (int64_t i0 = 0; i0 < Tq; i0 += kTileQ) {
+        const int64_t rows = std::min(kTileQ, Tq - i0);
+        for (int64_t j0 = 0; j0 < key_end(p, i0 + rows); j0 += kTileK) {
+          const int64_t cols = std::min(kTileK, Tk - j0);
+          scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
+          backward_tile<T>(p, Q, K, V, dO, dv, Lt.data_ptr<const T>() + t * Tq, D.data(), t, i0, rows, j0, cols,
+                           S.data(), dP.data(), g);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need) {
+  blas_single_threaded();
+  Backward b;
+  const DType dt = p.q.dtype();
+  // Zeros: the tiles add into them, and a tile never visited (above the diagonal) stays 0.
+  if (need.q) b.dQ = zeros(with_last2(p.batch, p.Tq, p.dk), dt);
+  if (need.k) b.dK = zeros(with_last2(p.batch, p.Tk, p.dk), dt);
+  if (need.v) b.dV = zeros(with_last2(p.batch, p.Tk, p.dv), dt);
+  if (need.ds) b.dS = zeros(with_last2(p.batch, p.Tq, p.Tk), dt);
+  if (shape_numel(p.batch) == 0 || p.Tq == 0 || p.Tk == 0) return b;
+  dispatch_float(dt, "attention backward", [&]<typename T>() { backward_slices<T>(p, O, L, dO, b); });
+  return b;
+}
+
+}  // namespace hg::attention_detail
