@@ -68,6 +68,33 @@ enum MaskKind : int { kMaskNone, kMaskBool, kMaskAdditive };
 cudaError_t launch_scale_mask(Elem t, void* S, int64_t Tq, int64_t Tk, double scale, bool causal, int mask_kind,
                               const void* mask, const Geometry<1>& g, cudaStream_t s);
 
+// ---------------------------------------------------------------- tiled attention (attention_tiled.cu)
+
+// FlashAttention-2's kernels, on `slices` batch slices. q (slices, Tq, dk), k (slices, Tk, dk),
+// v (slices, Tk, dv), O and dO (slices, Tq, dv), L and D (slices, Tq), dQ (slices, Tq, dk), dK,
+// dV (slices, Tk, dk / dv), dS (slices, Tq, Tk): all contiguous. The mask (mask_kind as above) is
+// read through strides: entry (slice b, query i, key j) is at offset(b) + i · mask_si + j · mask_sj,
+// offset(b) that of element b of mask_batch (the batch shape with the mask's batch strides).
+constexpr int64_t kAttentionMaxHead = 128;  // dk and dv at most: the tiles' rows in shared memory
+struct TiledAttention {
+  int64_t slices = 0, Tq = 0, Tk = 0, dk = 0, dv = 0;
+  double scale = 1.0;
+  bool causal = false;
+  int mask_kind = kMaskNone;
+  const void* mask = nullptr;
+  int64_t mask_si = 0, mask_sj = 0;
+  Geometry<1> mask_batch;
+};
+// O and L = the row log-sum-exp of the scaled, masked scores (−inf on a row with no visible key,
+// whose O row is 0; NaN on a row with a NaN among its visible scores, whose O row is NaN).
+cudaError_t launch_attention_tiled_forward(Elem t, const TiledAttention& a, const void* q, const void* k,
+                                           const void* v, void* O, void* L, cudaStream_t s);
+// From the forward's O, L and dO: D = rowsum(dO ∘ O) into D (scratch, (slices, Tq)), then dQ, dK,
+// dV and dS, each written in full when it is not null.
+cudaError_t launch_attention_tiled_backward(Elem t, const TiledAttention& a, const void* q, const void* k,
+                                            const void* v, const void* O, const void* L, const void* dO, void* D,
+                                            void* dQ, void* dK, void* dV, void* dS, cudaStream_t s);
+
 // ---------------------------------------------------------------- rows (softmax.cu), contiguous (rows, n)
 
 // p = softmax of each row; a row of −inf gives zeros

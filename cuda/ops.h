@@ -1,8 +1,9 @@
 // cuda/ops.h — the kernels behind the ops on a CUDA tensor, as ops/ calls them (through
 // on_device, ops/device.h). Each is defined beside its kernels: cuda/elementwise.cpp (.cu),
-// cuda/rows.cpp (rows.cu, softmax.cu), cuda/gemm.cpp, cuda/attention.cpp (.cu), cuda/train.cpp
-// (train.cu). Plain C++: no CUDA header, so ops/ includes it in every build (a build without
-// CUDA never calls these; HG_CUDA in ops/device.h leaves the calls out).
+// cuda/rows.cpp (rows.cu, softmax.cu), cuda/gemm.cpp, cuda/attention.cpp (attention.cu,
+// attention_tiled.cu), cuda/train.cpp (train.cu). Plain C++: no CUDA header, so ops/ includes it
+// in every build (a build without CUDA never calls these; HG_CUDA in ops/device.h leaves the calls
+// out).
 //
 // Common rules, unless an entry says otherwise:
 //   - Inputs are CUDA tensors of any strides and offset; a broadcast operand may be a stride-0
@@ -94,9 +95,31 @@ Tensor gemm(const Tensor& a, const Tensor& b, double alpha);
 
 // In place on the scores S (contiguous, (batch..., Tq, Tk), f32/f64): S ← S · scale
 // (+ additive mask), −inf where a key is hidden — the mask rule of ops/attention.h, stated once
-// for the GPU in cuda/attention.cu. mask: undefined, b8, or S's dtype; it broadcasts to S's
+// for the GPU in cuda/attention_mask.cuh. mask: undefined, b8, or S's dtype; it broadcasts to S's
 // shape. With softmax_rows after it, a row with no visible key gets zero weights.
 void attention_scale_mask(const Tensor& S, double scale, bool causal, const Tensor& mask);
+
+// ---------------------------------------------------------------- tiled attention (attention_tiled.cu)
+// FlashAttention-2: an online softmax over key tiles in shared memory, no (Tq, Tk) buffer; key
+// tiles wholly above the causal diagonal are never visited. The same bits run after run.
+
+// q (batch..., Tq, dk), k (batch..., Tk, dk), v (batch..., Tk, dv): one batch shape (a dimension
+// may be a stride-0 expand; the operands are made contiguous first, a linear cost); dk, dv ≤
+// kAttentionMaxHead (128, cuda/kernels.h). mask: undefined, b8 (true = may attend) or additive in
+// q's dtype, broadcasting to (batch..., Tq, Tk), read through its strides; causal hides key j > i
+// (the diagonal aligned top-left); the mask rule is attention_scale_mask's. Returns O
+// (batch..., Tq, dv) and, when L is given, *L (batch..., Tq) = the row log-sum-exp m + log ℓ of the
+// scaled, masked scores: −inf on a row with no visible key (whose O row is 0), NaN on a row with a
+// NaN among its visible scores (whose O row is NaN).
+Tensor attention_tiled_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                               bool causal, Tensor* L);
+// From the forward's O and L and dO (batch..., Tq, dv): D = rowsum(dO ∘ O), each tile's
+// P = e^(S − L) recomputed (0 where hidden or L = −inf), dS = P ∘ (dP − D). Writes those of dQ
+// (batch..., Tq, dk), dK (batch..., Tk, dk), dV (batch..., Tk, dv) and dS_out (batch..., Tq, Tk),
+// the scores' gradient in full (for an additive mask that requires grad), that are not null.
+void attention_tiled_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                              bool causal, const Tensor& O, const Tensor& L, const Tensor& dO, Tensor* dQ, Tensor* dK,
+                              Tensor* dV, Tensor* dS_out);
 
 // ---------------------------------------------------------------- positions (train.cu)
 

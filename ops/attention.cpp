@@ -1,12 +1,16 @@
 // ops/attention.cpp — scaled dot-product attention: forward, the hand-written backward, the trace.
 //
-// One tape entry, "attention", whose backward is the module's formulas. They are written twice:
-// op by op (attention_forward, attention_backward: each a batched gemm through matmul — OpenBLAS,
-// or cuBLAS on a CUDA tensor — or the row rule through softmax_backward), which attention_trace
-// runs and returns every buffer of, and which attention() runs on CUDA tensors; and fused per
-// batch slice on the CPU (fused_forward, fused_backward, ops/attention_cpu.cpp), which attention()
-// runs there because it is faster. The tests hold the two to each other. The mask rule is stated
-// once per device: ops/attention_cpu.cpp (MaskRule) and cuda/attention.cu.
+// One graph node, "attention", whose backward is the module's formulas, computed on one of two
+// paths (AttentionOptions::path, ops/attention.h):
+//   materialized  S and P in full. Written op by op here (attention_forward, attention_backward:
+//                 each a batched gemm through matmul — OpenBLAS, or cuBLAS on a CUDA tensor — or
+//                 the row rule softmax_backward), which attention_trace runs and returns every
+//                 buffer of and which attention() runs on CUDA tensors; and fused per batch slice on
+//                 the CPU (ops/attention_cpu.cpp), which attention() runs there, being faster.
+//   tiled         FlashAttention-2 on the CPU (ops/attention_tiled.cpp): O and the row
+//                 log-sum-exp kept, P recomputed tile by tile in the backward.
+// The tests hold every path to the others. The mask rule is stated once per device:
+// ops/attention_cpu.h (MaskRule) and cuda/attention_mask.cuh.
 #include "ops/attention.h"
 
 #include <cmath>
@@ -178,12 +182,36 @@ constexpr double kMaterializeBytes = 256.0 * (1 << 20);
 // The automatic choice below that: measured with bench/run-attention (bench/RESULTS.md).
 constexpr int64_t kTiledFromKeys = 512;
 
+// The widest head the CUDA tiled kernels take (cuda/kernels.h, kAttentionMaxHead).
+constexpr int64_t kCudaTiledMaxHead = 128;
+
 AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
   if (asked != AttentionPath::automatic) return asked;
-  if (p.q.device() == Device::cuda) return AttentionPath::materialized;  // the CUDA tiled kernels: asked for by name
   const double blocks = static_cast<double>(shape_numel(p.batch)) * static_cast<double>(p.Tq) *
                         static_cast<double>(p.Tk) * static_cast<double>(dtype_size(p.q.dtype()));
+  if (p.q.device() == Device::cuda)  // no GPU has timed the two yet: tiled only where memory asks for it
+    return blocks > kMaterializeBytes && p.dk <= kCudaTiledMaxHead && p.dv <= kCudaTiledMaxHead
+               ? AttentionPath::tiled
+               : AttentionPath::materialized;
   return blocks > kMaterializeBytes || p.Tk >= kTiledFromKeys ? AttentionPath::tiled : AttentionPath::materialized;
+}
+
+// The tiled path on the tensors' device: ops/attention_tiled.cpp or cuda/attention_tiled.cu.
+TiledForward run_tiled_forward(const Problem& p) {
+  return on_device("attention", {p.q, p.k, p.v, p.mask}, [&] { return tiled_forward(p); }, HG_CUDA([&] {
+    TiledForward f;
+    f.O = cuda::attention_tiled_forward(p.q, p.k, p.v, p.mask, p.scale, p.causal, &f.L);
+    return f;
+  }()));
+}
+
+Backward run_tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need) {
+  return on_device("attention backward", {p.q, O, dO}, [&] { return tiled_backward(p, O, L, dO, need); }, HG_CUDA([&] {
+    Backward b;
+    cuda::attention_tiled_backward(p.q, p.k, p.v, p.mask, p.scale, p.causal, O, L, dO, need.q ? &b.dQ : nullptr,
+                                   need.k ? &b.dK : nullptr, need.v ? &b.dV : nullptr, need.ds ? &b.dS : nullptr);
+    return b;
+  }()));
 }
 
 // The recorded backward: the gradients of Q, K, V (and of a live additive mask) from whichever
@@ -205,7 +233,7 @@ std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const s
   const Tensor live_mask = r.need.ds ? s.back() : Tensor();
   Backward b;
   if (grad_enabled()) b = composed_backward(pb, dO, live_mask, r.need);
-  else if (tiled) b = tiled_backward(pb, s[3], s[4], dO, r.need);
+  else if (tiled) b = run_tiled_backward(pb, s[3], s[4], dO, r.need);
   else if (r.fused) b = fused_backward(pb, s[3], dO, r.need);
   else b = attention_backward(pb, s[3], dO, r.need);
   std::vector<Tensor> out{r.need.q ? sum_to(b.dQ, r.sq) : Tensor(), r.need.k ? sum_to(b.dK, r.sk) : Tensor(),
@@ -234,9 +262,6 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   Problem p = prepare("attention", q, k, v, opts);
   const AttentionPath path = resolve_path(p, opts.path);
   const bool live_mask = opts.mask.defined() && opts.mask.requires_grad() && grad_enabled();
-  if (path == AttentionPath::tiled && q.device() == Device::cuda)
-    fail("attention", "the tiled path has no CUDA kernels in this build; use path = AttentionPath::materialized on "
-         "Device::cuda (Q {})", q.describe());
   const bool empty_problem = p.Tq == 0 || p.Tk == 0 || p.dk == 0 || p.dv == 0 || shape_numel(p.batch) == 0;
   // On CUDA the materialized path runs op by op: its gemms are cuBLAS and its rows the kernels of cuda/rows.cu.
   const bool fused = path == AttentionPath::materialized && q.device() == Device::cpu && fits_blas(p) && !empty_problem;
@@ -244,7 +269,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   TiledForward tf;
   {
     NoGradGuard ng;
-    if (path == AttentionPath::tiled) tf = tiled_forward(p);
+    if (path == AttentionPath::tiled) tf = run_tiled_forward(p);
     else f = fused ? fused_forward(p) : attention_forward(p);
   }
   const Tensor out = path == AttentionPath::tiled ? tf.O : f.O;
