@@ -41,10 +41,12 @@ namespace hg::attention_detail {
 
 namespace {
 
-constexpr int64_t kTileQ = 64, kTileK = 64;  // rows of Q, and of K and V, per tile
+// Rows of Q, and of K and V, per tile. A wide key tile keeps the gemms large enough to run near
+// OpenBLAS's speed; the online softmax makes its width free to choose.
+constexpr int64_t kTileQ = 64, kTileK = 256;
 
-// The key tiles a query tile [i0, i1) visits: all of them, or under the causal rule those that
-// start at or before its last row (a later tile is wholly hidden).
+// The keys a query tile [i0, i1) reads: all of them, or under the causal rule keys 0 .. i1 − 1 (the
+// rest are hidden from every row of the tile); the last key tile is cut there too.
 int64_t key_end(const Problem& p, int64_t i1) { return p.causal ? std::min(p.Tk, i1) : p.Tk; }
 
 // S (rows, cols) = scale · Q_I K_Jᵀ, then the mask rule for each row i = i0 + r, key j = j0 + c.
@@ -53,7 +55,7 @@ void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const 
                  const Shape& ms, int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S) {
   gemm<T>(false, true, rows, cols, p.dk, static_cast<T>(p.scale), Q.data + Q.offset(t) + i0 * Q.ld, Q.ld,
           K.data + K.offset(t) + j0 * K.ld, K.ld, S, cols);
-  if (!p.causal && !p.mask.defined()) return;
+  if (!p.mask.defined() && (!p.causal || j0 + cols <= i0 + 1)) return;  // nothing hidden in this tile
   for (int64_t r = 0; r < rows; ++r) {
     const MaskRule<T> rule = mask_rule<T>(p, mask_off, ms, i0 + r);
     T* row = S + r * cols;
@@ -65,30 +67,28 @@ void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const 
 template <typename T>
 struct RowState {
   std::vector<T> m, l, acc;  // (rows), (rows), (rows, dv)
-  std::vector<char> nan;     // a visible score was NaN
+  std::vector<char> nan;     // a visible score was NaN while nothing else was visible (see absorb_tile)
   RowState(int64_t rows, int64_t dv)
       : m(static_cast<size_t>(rows), -std::numeric_limits<T>::infinity()), l(static_cast<size_t>(rows), T(0)),
         acc(static_cast<size_t>(rows * dv), T(0)), nan(static_cast<size_t>(rows), 0) {}
 };
 
 // One key tile into the state: S (rows, cols) becomes P̃ in place, ℓ and A are rescaled and grown.
+// The row max skips NaN (max_lanes); a NaN score then reaches ℓ through e^(NaN − m') = NaN, and ℓ
+// stays NaN. Only while a row has no finite visible score (m' = −inf) is a NaN looked for by hand.
 template <typename T>
 void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, const T* V, int64_t ldv) {
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     T* row = S + r * cols;
-    T mt = ninf;
-    for (int64_t c = 0; c < cols; ++c) {
-      if (row[c] != row[c]) st.nan[r] = 1;
-      mt = std::max(mt, row[c]);  // a NaN never becomes the max
-    }
-    const T m_new = std::max(st.m[r], mt);
-    if (m_new == ninf) {  // nothing visible yet: this tile adds nothing
+    const T m_new = std::max(st.m[r], max_lanes(row, cols));  // ops/cpu_map.h
+    if (m_new == ninf) {  // nothing visible yet: this tile adds nothing, unless a score is NaN
+      for (int64_t c = 0; c < cols; ++c) st.nan[r] |= row[c] != row[c];
       std::fill(row, row + cols, T(0));
       continue;
     }
     const T rescale = exp_fast(st.m[r] - m_new);  // 0 when m was −inf
-    for (int64_t c = 0; c < cols; ++c) row[c] = exp_fast(row[c] - m_new);
+    for (int64_t c = 0; c < cols; ++c) row[c] = exp_fast(row[c] - m_new);  // vectorised
     st.l[r] = st.l[r] * rescale + sum_lanes<T>(cols, [&](int64_t c) { return row[c]; });
     if (rescale != T(1))
       for (int64_t c = 0; c < dv; ++c) st.acc[r * dv + c] *= rescale;
@@ -113,15 +113,16 @@ void forward_slices(const Problem& p, TiledForward& f) {
       const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
       const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
       RowState<T> st(rows, dv);
-      for (int64_t j0 = 0; j0 < key_end(p, i0 + rows); j0 += kTileK) {
-        const int64_t cols = std::min(kTileK, p.Tk - j0);
+      const int64_t kend = key_end(p, i0 + rows);
+      for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
+        const int64_t cols = std::min(kTileK, kend - j0);
         scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
         absorb_tile<T>(st, S.data(), rows, cols, dv, V.data + V.offset(t) + j0 * V.ld, V.ld);
       }
       for (int64_t r = 0; r < rows; ++r) {
         T* o = O + (t * Tq + i0 + r) * dv;
         T& lse = L[t * Tq + i0 + r];
-        if (st.nan[r]) {
+        if (st.nan[r] || st.l[r] != st.l[r]) {
           std::fill(o, o + dv, std::numeric_limits<T>::quiet_NaN());
           lse = std::numeric_limits<T>::quiet_NaN();
         } else if (st.l[r] == T(0)) {  // no visible key
@@ -211,8 +212,9 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
       const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
       for (int64_t i0 = 0; i0 < Tq; i0 += kTileQ) {
         const int64_t rows = std::min(kTileQ, Tq - i0);
-        for (int64_t j0 = 0; j0 < key_end(p, i0 + rows); j0 += kTileK) {
-          const int64_t cols = std::min(kTileK, Tk - j0);
+        const int64_t kend = key_end(p, i0 + rows);
+        for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
+          const int64_t cols = std::min(kTileK, kend - j0);
           scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
           backward_tile<T>(p, Q, K, V, dO, dv, Lt.data_ptr<const T>() + t * Tq, D.data(), t, i0, rows, j0, cols,
                            S.data(), dP.data(), g);

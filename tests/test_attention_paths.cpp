@@ -1,6 +1,6 @@
 // attention's two paths held to each other (ops/attention.h): the tiled path (FlashAttention-2,
-// ops/attention_tiled.cpp) against the materialized one, forward and backward, on every kind of
-// mask, across tile boundaries, in float64 (to 1e-12) and float32; a row with no visible key; NaN;
+// ops/attention_tiled.cpp: 64 queries by 256 keys a tile) against the materialized one, forward
+// and backward, on every kind of mask, across query and key tile boundaries, in float64 (to 1e-12) and float32; a row with no visible key; NaN;
 // the same bits on every run and thread count; what each path saves; the automatic choice.
 #include <doctest/doctest.h>
 
@@ -80,7 +80,9 @@ Tensor make_mask(const Config& c, Generator& gen, DType t) {
 const std::vector<Config>& configs() {
   static const std::vector<Config> list = {
       {"no mask, T 70 (two tiles)", {2, 3, 70, 8}, {2, 3, 70, 8}, {2, 3, 70, 5}},
-      {"causal, T 130 (three tiles)", {1, 2, 130, 8}, {1, 2, 130, 8}, {1, 2, 130, 4}, true},
+      {"causal, T 130 (three query tiles)", {1, 2, 130, 8}, {1, 2, 130, 8}, {1, 2, 130, 4}, true},
+      {"causal, T 300 (two key tiles)", {1, 1, 300, 4}, {1, 1, 300, 4}, {1, 1, 300, 3}, true},
+      {"additive mask, Tk 520 (three key tiles)", {1, 70, 4}, {1, 520, 4}, {1, 520, 3}, false, 2},
       {"causal, Tq 70 < Tk 130", {2, 70, 4}, {2, 130, 4}, {2, 130, 3}, true},
       {"causal, Tq 130 > Tk 70", {2, 130, 4}, {2, 70, 4}, {2, 70, 3}, true},
       {"boolean mask with an empty row", {2, 2, 70, 4}, {2, 2, 70, 4}, {2, 2, 70, 4}, false, 1},
