@@ -1,6 +1,6 @@
 // bench/bench_gpu_attention.cpp — causal attention forward + backward on the GPU, beside PyTorch.
 //
-// The workload of issue 4: q, k, v of shape (B, H, T, d_k) = (4, 8, T, 64), float32, on
+// The workload: q, k, v of shape (B, H, T, d_k) = (4, 8, T, 64), float32, on
 // Device::cuda, for T = 1024 and 4096; one timed iteration is
 //   o = attention(q, k, v, {.causal = true});  o.backward(dO)      // dO: a fixed random (B, H, T, d_k)
 // with the leaves' gradients dropped between iterations, the GPU synchronised before the clock

@@ -1,6 +1,6 @@
 // bench/bench_gpu_tinycharlm.cpp — one TinyCharLM training step on the GPU, beside PyTorch eager.
 //
-// The workload of issue 5: the 2-block attention-only TinyCharLM (vocab 64, d 128, 4 heads,
+// The workload: the 2-block attention-only TinyCharLM (vocab 64, d 128, 4 heads,
 // RoPE, no bias, tied head) on a batch of 128 sequences of 63 input positions, float32, on
 // Device::cuda; one step is
 //   logits = model.forward(x); loss = cross_entropy(logits, y); zero_grad; loss.backward(); AdamW step
@@ -12,7 +12,7 @@
 // the GPU runs as far ahead of the host as the step lets it), and ms/step is the median over the
 // rounds of (round time / steps). The loss is read only outside the clock.
 // Then the same model and step in PyTorch on the same GPU (bench/tinycharlm_step_gpu.py, timed
-// the same way with torch.cuda.synchronize), and the ratio handgrad ms / PyTorch ms (issue 5's
+// the same way with torch.cuda.synchronize), and the ratio handgrad ms / PyTorch ms (the
 // target: at most 0.5).
 //
 //   bench_gpu_tinycharlm [--batch 128] [--seq 64] [--warmup 20] [--steps 20] [--rounds 5]
@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
                theirs, peer->value("torch", "?"), peer->value("device", "?"), peer->value("attention", "?"),
                peer->value("first_loss", NAN), peer->value("last_loss", NAN));
     const double ratio = t.ms_per_step / theirs;
-    fmt::print("ratio handgrad / PyTorch = {:.2f} (issue 5's target: at most 0.5 — {})\n", ratio,
+    fmt::print("ratio handgrad / PyTorch = {:.2f} (target: at most 0.5 — {})\n", ratio,
                ratio <= 0.5 ? "met" : "not met");
     return 0;
   } catch (const std::exception& e) {  // hg::Error, and anything else that stops the run

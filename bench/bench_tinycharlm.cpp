@@ -1,8 +1,8 @@
 // bench/bench_tinycharlm.cpp — one training step of the 2-block attention-only TinyCharLM.
 //
-// The workload of issue 3, item 6, and the peer of bench/tinycharlm_step.py (PyTorch): vocab 64,
-// d 128, 4 heads, 2 blocks, RoPE, no bias, tied head; a batch of 128 sequences of 63 input
-// positions, float32; forward, cross-entropy (mean), backward, AdamW (lr 1e-3, weight decay 0).
+// The peer of bench/tinycharlm_step.py (PyTorch): vocab 64, d 128, 4 heads, 2 blocks, RoPE, no
+// bias, tied head; a batch of 128 sequences of 63 input positions, float32; forward,
+// cross-entropy (mean), backward, AdamW (lr 1e-3, weight decay 0).
 // Prints one line of JSON with ms/step (bench/run-tinycharlm prints both side by side).
 //
 //   bench_tinycharlm [--threads N] [--warmup N] [--steps N] [--batch B] [--seq T] [--seed S]
@@ -11,24 +11,22 @@
 // --threads N sets HANDGRAD_NUM_THREADS, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to N and
 // re-executes the program when they differ (OpenBLAS reads its setting once, when it is loaded;
 // handgrad's pool reads HANDGRAD_NUM_THREADS, else OMP_NUM_THREADS, and keeps OpenBLAS on one
-// thread of its own, engine/strided.h). --phases adds the time of forward, loss,
-// backward and optimizer; --profile the backward time of each tape entry, by op; and
+// thread of its own, engine/strided.h; bench/bench_util.h). --phases adds the time of forward,
+// loss, backward and optimizer; --profile the backward time of each tape entry, by op; and
 // --check-determinism trains twice from the same seed and fails unless the losses are bit-identical.
 // --forward ops (or ops-table) runs the model's forward written out here from ops
 // (forward_from_ops), to try a change to nn/tinycharlm.cpp's forward before making it there; the
 // default is the model's own.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "nn/data.h"
@@ -42,6 +40,8 @@
 #include "ops/positional.h"
 
 using namespace hg;
+using hg::bench::apply_threads;
+using hg::bench::cpu_ms;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -81,29 +81,6 @@ Args parse(int argc, char** argv) {
     else throw std::runtime_error("unknown option " + k + " (see the head of bench/bench_tinycharlm.cpp)");
   }
   return a;
-}
-
-// Thread counts are read from the environment when the libraries load: set them and start over.
-void apply_threads(int threads, char** argv) {
-  if (threads <= 0) return;
-  const std::string want = std::to_string(threads);
-  bool same = true;
-  for (const char* var : {"HANDGRAD_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) {
-    const char* v = std::getenv(var);
-    same = same && v && want == v;
-  }
-  if (same) return;
-  for (const char* var : {"HANDGRAD_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) setenv(var, want.c_str(), 1);
-  execv("/proc/self/exe", argv);
-  throw std::runtime_error(fmt::format("could not re-execute with {} threads: {}", threads, std::strerror(errno)));
-}
-
-// CPU time of the whole process (all threads), in ms: less sensitive than wall time to other
-// processes on a shared machine, so the figure to compare single-threaded changes by.
-double cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
 double ms_since(Clock::time_point t0) {

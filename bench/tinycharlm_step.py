@@ -7,8 +7,11 @@ RoPE on interleaved pairs of q and k, causal attention, output added to the resi
 feed-forward network, no normalisation, tied head (logits = H Eᵀ). The step: forward,
 cross-entropy (mean), zero_grad, backward, AdamW(lr 1e-3, weight_decay 0).
 
-Run with Debian's python3-torch (/usr/bin/python3); bench/run-tinycharlm runs it beside the C++
-bench with the same thread count. Prints one line of JSON with ms/step. The model and the batch
+Causal attention is F.scaled_dot_product_attention(is_causal=True) where torch has it (>= 2.0),
+else the explicit path (q kᵀ / sqrt(d_h), the causal mask by masked_fill with -inf, softmax, @ v);
+--attention explicit takes the explicit path under any torch. bench/run-tinycharlm runs it beside
+the C++ bench with the same thread count, with bench/.venv/bin/python (PyTorch 2.x from PyPI,
+bench/setup-peer) or Debian's python3-torch (/usr/bin/python3). Prints one line of JSON with ms/step. The model and the batch
 work on any device (bench/tinycharlm_step_gpu.py, the GPU peer, imports them from here).
 """
 import argparse
@@ -34,11 +37,19 @@ def rope(x, base=10000.0):
     return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2)
 
 
-def causal_attention(q, k, v):
+def attention_path(choice="auto"):
+    """"sdpa" or "explicit": auto is sdpa where torch has it (>= 2.0)."""
+    if choice == "auto":
+        return "sdpa" if hasattr(F, "scaled_dot_product_attention") else "explicit"
+    if choice == "sdpa" and not hasattr(F, "scaled_dot_product_attention"):
+        raise SystemExit(f"torch {torch.__version__} has no scaled_dot_product_attention (--attention explicit)")
+    return choice
+
+
+def causal_attention(q, k, v, path="auto"):
     """softmax(q kᵀ / sqrt(d_h) with keys j > i hidden) v; q, k, v (B, H, T, d_h)."""
-    sdpa = getattr(F, "scaled_dot_product_attention", None)  # torch >= 2.0
-    if sdpa is not None:
-        return sdpa(q, k, v, is_causal=True)
+    if attention_path(path) == "sdpa":
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
     T = q.shape[-2]
     s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     mask = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
@@ -46,9 +57,9 @@ def causal_attention(q, k, v):
 
 
 class TinyCharLM(nn.Module):
-    def __init__(self, vocab=64, d=128, heads=4, blocks=2, table=False):
+    def __init__(self, vocab=64, d=128, heads=4, blocks=2, table=False, attention="auto"):
         super().__init__()
-        self.heads, self.table = heads, table
+        self.heads, self.table, self.attention = heads, table, attention_path(attention)
         self.token_emb = nn.Embedding(vocab, d)
         nn.init.normal_(self.token_emb.weight, std=0.02)
         self.blks = nn.ModuleList(
@@ -65,7 +76,7 @@ class TinyCharLM(nn.Module):
                 qkv = blk["qkv"](h)                                  # (B, T, 3d)
             q, k, v = qkv.split(d, dim=-1)                           # (B, T, d) each
             q, k, v = (t.view(B, T, self.heads, -1).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d_h)
-            o = causal_attention(rope(q), rope(k), v)                # (B, H, T, d_h)
+            o = causal_attention(rope(q), rope(k), v, self.attention)  # (B, H, T, d_h)
             h = h + blk["proj"](o.transpose(1, 2).reshape(B, T, d))
         return h @ self.token_emb.weight.T                           # (B, T, V) tied head
 
@@ -86,11 +97,14 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--table", action="store_true",
                     help="compute block 0's qkv as a (V, 3d) table looked up by token (see bench/RESULTS.md)")
+    ap.add_argument("--attention", choices=["auto", "sdpa", "explicit"], default="auto",
+                    help="causal attention by F.scaled_dot_product_attention or the explicit softmax path "
+                         "(auto, the default: sdpa where torch has it)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    model = TinyCharLM(table=a.table)
+    model = TinyCharLM(table=a.table, attention=a.attention)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
     gen = torch.Generator().manual_seed(a.seed)
     x = repeated_batch(gen, a.batch, a.seq, 64, 16, 32)
@@ -111,7 +125,8 @@ def main():
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
     print(json.dumps({
-        "impl": "pytorch", "table": a.table, "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "impl": "pytorch", "table": a.table, "attention": model.attention, "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
         "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "batch": a.batch, "positions": a.seq - 1, "steps": a.steps,
         "ms_per_step_median": statistics.median(times), "ms_per_step_mean": statistics.fmean(times),

@@ -1,0 +1,159 @@
+// bench/bench_attention.cpp — causal attention forward + backward on the CPU, one path, one T.
+//
+// Q, K, V of shape (B, H, T, d_k) = (1, 8, T, 64), float32; one iteration is
+//   o = attention(q, k, v, {.causal = true, .path = P});  o.backward(dO)   // dO: fixed random (B, H, T, d_k)
+// with the leaves' gradients dropped between iterations. Prints one line of JSON: the median
+// wall time of the timed iterations, and the peak extra memory of the first call. bench/run-attention
+// runs it for each path and T beside PyTorch (bench/attention_cpu.py) and prints the table.
+//
+//   bench_attention [--T 1024] [--path materialized|tiled|automatic] [--threads N] [--warmup 1]
+//                   [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]
+//
+// Memory: the program is meant to run once per (path, T), in a fresh process. After one call at
+// T = 64 (so that the thread pool's start and OpenBLAS's buffers are not counted), before the
+// first call at T it reads the resident size (VmRSS) and resets the peak
+// (/proc/self/clear_refs, "5"); after the call, forward and backward, the peak (VmHWM) minus that
+// resident size is the call's peak extra memory: everything the call touched at once, the saved
+// tensors, the gradients, the scratch and what the caching allocator keeps (as a user sees it;
+// HANDGRAD_CPU_CACHE=0 turns the cache off). Later iterations reuse the cached blocks, so only
+// the first call measures this. Then --warmup untimed and --iters timed iterations.
+//
+// --threads N as in bench_tinycharlm (bench/bench_util.h): N threads in all, OpenBLAS kept to one
+// inside handgrad's pool. Exit status: 0 done; 1 the attention call failed with an hg::Error (the
+// JSON line then carries "error": its message; e.g. a path not implemented yet); 2 bad arguments.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "engine/error.h"
+#include "engine/random.h"
+#include "engine/strided.h"
+#include "engine/tape.h"
+#include "gpu_bench_util.h"
+#include "ops/attention.h"
+
+using namespace hg;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Args {
+  int64_t T = 1024, batch = 1, heads = 8, dk = 64;
+  AttentionPath path = AttentionPath::materialized;
+  int threads = 0, warmup = 1, iters = 5;
+  uint64_t seed = 0;
+};
+
+AttentionPath path_named(const std::string& name) {
+  for (AttentionPath p : {AttentionPath::materialized, AttentionPath::tiled, AttentionPath::automatic})
+    if (name == attention_path_name(p)) return p;
+  throw std::runtime_error("--path takes materialized, tiled or automatic, not " + name);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
+      return argv[++i];
+    };
+    auto number = [&]() { return bench::whole_number(k, next()); };
+    if (k == "--T") a.T = number();
+    else if (k == "--path") a.path = path_named(next());
+    else if (k == "--threads") a.threads = static_cast<int>(number());
+    else if (k == "--warmup") a.warmup = static_cast<int>(number());
+    else if (k == "--iters") a.iters = static_cast<int>(number());
+    else if (k == "--batch") a.batch = number();
+    else if (k == "--heads") a.heads = number();
+    else if (k == "--dk") a.dk = number();
+    else if (k == "--seed") a.seed = static_cast<uint64_t>(number());
+    else if (k == "--help" || k == "-h") {
+      fmt::print("usage: bench_attention [--T 1024] [--path materialized|tiled|automatic] [--threads N]\n"
+                 "                       [--warmup 1] [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]\n"
+                 "(see the head of bench/bench_attention.cpp; bench/run-attention runs it beside PyTorch)\n");
+      std::exit(0);
+    }
+    else throw std::runtime_error("unknown option " + k + " (see --help)");
+  }
+  if (std::min({a.T, a.batch, a.heads, a.dk, int64_t{a.iters}}) < 1 || a.warmup < 0)
+    throw std::runtime_error("--T, --batch, --heads, --dk and --iters must be positive, --warmup not negative");
+  return a;
+}
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  try {
+    a = parse(argc, argv);
+    bench::apply_threads(a.threads, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_attention: {}\n", e.what());
+    return 2;
+  }
+  nlohmann::json out = {{"impl", "handgrad"}, {"path", attention_path_name(a.path)}, {"T", a.T},
+                        {"shape", {a.batch, a.heads, a.T, a.dk}}, {"threads", num_threads()}};
+  try {
+    Generator gen(a.seed);
+    const Shape s{a.batch, a.heads, a.T, a.dk};
+    Tensor q = randn(s, gen).requires_grad_(), k = randn(s, gen).requires_grad_(), v = randn(s, gen).requires_grad_();
+    const Tensor dO = randn(s, gen);
+    const AttentionOptions opts{.causal = true, .path = a.path};
+    auto iteration = [&] {
+      for (Tensor* t : {&q, &k, &v}) t->zero_grad();
+      Tensor o = attention(q, k, v, opts);  // (B, H, T, d_k)
+      o.backward(dO);
+    };
+
+    {
+      const int64_t t = std::min<int64_t>(a.T, 64);
+      auto first = [&](const Tensor& x) { return x.detach().slice(2, 0, t).contiguous(); };  // (B, H, t, d_k)
+      Tensor qs = first(q).requires_grad_(), ks = first(k).requires_grad_(), vs = first(v).requires_grad_();
+      attention(qs, ks, vs, opts).backward(first(dO));
+    }
+    const double before_mib = bench::status_mib("VmRSS");
+    const bool reset = bench::reset_peak_rss();
+    const auto t0 = Clock::now();
+    iteration();
+    const double first_ms = ms_since(t0);
+    out["extra_mib"] = bench::status_mib("VmHWM") - before_mib;
+    out["rss_before_mib"] = before_mib;
+    out["peak_method"] = reset ? "VmHWM reset by clear_refs before the call, minus VmRSS then"
+                               : "VmHWM since the start (clear_refs not writable), minus VmRSS before the call";
+    out["first_call_ms"] = first_ms;
+
+    for (int i = 0; i < a.warmup; ++i) iteration();
+    std::vector<double> ms, cpu;
+    for (int i = 0; i < a.iters; ++i) {
+      const double c0 = bench::cpu_ms();
+      const auto t = Clock::now();
+      iteration();
+      ms.push_back(ms_since(t));
+      cpu.push_back(bench::cpu_ms() - c0);
+    }
+    out["iters"] = a.iters;
+    out["ms"] = ms;
+    out["ms_median"] = bench::median(ms);
+    out["ms_min"] = *std::min_element(ms.begin(), ms.end());
+    out["cpu_ms_median"] = bench::median(cpu);
+    fmt::print("{}\n", out.dump());
+    return 0;
+  } catch (const Error& e) {
+    out["error"] = e.what();
+    fmt::print("{}\n", out.dump());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_attention: {}\n", e.what());
+    return 2;
+  }
+}
