@@ -43,7 +43,7 @@ namespace {
 
 // Rows of Q, and of K and V, per tile. A wide key tile keeps the gemms large enough to run near
 // OpenBLAS's speed; the online softmax makes its width free to choose.
-constexpr int64_t kTileQ = 64, kTileK = 256;
+constexpr int64_t kTileQ = 128, kTileK = 256;
 
 // The keys a query tile [i0, i1) reads: all of them, or under the causal rule keys 0 .. i1 − 1 (the
 // rest are hidden from every row of the tile); the last key tile is cut there too.
@@ -88,8 +88,8 @@ void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, 
       continue;
     }
     const T rescale = exp_fast(st.m[r] - m_new);  // 0 when m was −inf
-    for (int64_t c = 0; c < cols; ++c) row[c] = exp_fast(row[c] - m_new);  // vectorised
-    st.l[r] = st.l[r] * rescale + sum_lanes<T>(cols, [&](int64_t c) { return row[c]; });
+    const T added = sum_lanes<T>(cols, [&](int64_t c) { return row[c] = exp_fast(row[c] - m_new); });  // one pass
+    st.l[r] = st.l[r] * rescale + added;
     if (rescale != T(1))
       for (int64_t c = 0; c < dv; ++c) st.acc[r * dv + c] *= rescale;
     st.m[r] = m_new;
