@@ -2,14 +2,18 @@
 //
 // The workload: q, k, v of shape (B, H, T, d_k) = (4, 8, T, 64), float32, on
 // Device::cuda, for T = 1024 and 4096; one timed iteration is
-//   o = attention(q, k, v, {.causal = true});  o.backward(dO)      // dO: a fixed random (B, H, T, d_k)
+//   o = attention(q, k, v, {.causal = true, .path = P});  o.backward(dO)   // dO: a fixed random (B, H, T, d_k)
 // with the leaves' gradients dropped between iterations, the GPU synchronised before the clock
 // starts and before it stops, and the median of the timed iterations reported. Then the same
 // workload in PyTorch (bench/attention_gpu.py, the peer) on the same GPU, and the ratio
 // handgrad ms / PyTorch ms.
 //
-//   bench_gpu_attention [--T 1024,4096] [--bh 32] [--dk 64] [--warmup 3] [--iters 10]
-//                       [--no-torch] [--python EXE] [--help]
+//   bench_gpu_attention [--T 1024,4096] [--paths materialized,tiled] [--bh 32] [--dk 64] [--warmup 3]
+//                       [--iters 10] [--no-torch] [--python EXE] [--help]
+//
+// Every path in --paths (materialized: S and P in full; tiled: FlashAttention-2's kernels of
+// cuda/attention_tiled.cu; automatic) is checked and timed; the peer is PyTorch's
+// scaled_dot_product_attention, whose memory-efficient backend takes float32.
 //
 // B·H is split as H = gcd(B·H, 8), B = B·H / H (the peer does the same). --python names the
 // interpreter for the peer (default $HANDGRAD_PYTHON, else python3). Before timing, the program
@@ -47,6 +51,7 @@ constexpr double kMaxRelErr = 1e-4;
 
 struct Args {
   std::vector<int64_t> Ts{1024, 4096};
+  std::vector<AttentionPath> paths{AttentionPath::materialized, AttentionPath::tiled};
   int64_t bh = 32, dk = 64;
   int warmup = 3, iters = 10;
   bool torch = true;
@@ -71,6 +76,19 @@ Args parse(int argc, char** argv) {
         p = comma + 1;
       }
     }
+    else if (k == "--paths") {
+      a.paths.clear();
+      const std::string list = next();
+      for (size_t p = 0; p <= list.size();) {
+        const size_t comma = std::min(list.find(',', p), list.size());
+        const std::string name = list.substr(p, comma - p);
+        if (name == "materialized") a.paths.push_back(AttentionPath::materialized);
+        else if (name == "tiled") a.paths.push_back(AttentionPath::tiled);
+        else if (name == "automatic") a.paths.push_back(AttentionPath::automatic);
+        else throw std::runtime_error("--paths: '" + name + "' is not materialized, tiled or automatic");
+        p = comma + 1;
+      }
+    }
     else if (k == "--bh") a.bh = number(next());
     else if (k == "--dk") a.dk = number(next());
     else if (k == "--warmup") a.warmup = static_cast<int>(number(next()));
@@ -78,14 +96,14 @@ Args parse(int argc, char** argv) {
     else if (k == "--no-torch") a.torch = false;
     else if (k == "--python") a.python = next();
     else if (k == "--help" || k == "-h") {
-      fmt::print("usage: bench_gpu_attention [--T 1024,4096] [--bh 32] [--dk 64] [--warmup 3] [--iters 10]\n"
-                 "                           [--no-torch] [--python EXE]\n"
+      fmt::print("usage: bench_gpu_attention [--T 1024,4096] [--paths materialized,tiled] [--bh 32] [--dk 64]\n"
+                 "                           [--warmup 3] [--iters 10] [--no-torch] [--python EXE]\n"
                  "(see the head of bench/bench_gpu_attention.cpp)\n");
       std::exit(0);
     }
     else throw std::runtime_error("unknown option " + k + " (see --help)");
   }
-  if (a.bh < 1 || a.dk < 1 || a.iters < 1 || a.warmup < 0 || a.Ts.empty() ||
+  if (a.bh < 1 || a.dk < 1 || a.iters < 1 || a.warmup < 0 || a.Ts.empty() || a.paths.empty() ||
       std::any_of(a.Ts.begin(), a.Ts.end(), [](int64_t T) { return T < 1; }))
     throw std::runtime_error("--T, --bh, --dk and --iters must be positive, --warmup not negative");
   return a;
@@ -137,23 +155,23 @@ bool report_check(const std::string& what, const std::vector<std::pair<const cha
 }
 
 // The whole workload at a small T, every head, GPU against CPU.
-bool check_small(const Args& a) {
+bool check_small(const Args& a, AttentionPath path) {
   const int64_t T = 128;
   Generator gen(1);
   const Shape s = shape_of(a.bh, T, a.dk);
   Tensor q = randn(s, gen).to(Device::cuda).requires_grad_(), k = randn(s, gen).to(Device::cuda).requires_grad_(),
          v = randn(s, gen).to(Device::cuda).requires_grad_(), dO = randn(s, gen).to(Device::cuda);
-  Tensor o = attention(q, k, v, {.causal = true});
+  Tensor o = attention(q, k, v, {.causal = true, .path = path});
   o.backward(dO);
   const CpuResult c = cpu_attention(q, k, v, dO);
-  return report_check(fmt::format("T={} (all {} heads)", T, a.bh),
+  return report_check(fmt::format("{} T={} (all {} heads)", attention_path_name(path), T, a.bh),
                       {{"O", rel_err(o, c.o)}, {"dQ", rel_err(q.grad(), c.dq)}, {"dK", rel_err(k.grad(), c.dk)},
                        {"dV", rel_err(v.grad(), c.dv)}});
 }
 
 struct Timed { double ms = 0; bool ok = false; };
 
-Timed time_one(const Args& a, int64_t T) {
+Timed time_one(const Args& a, int64_t T, AttentionPath path) {
   const CudaBackend& cu = *cuda_backend();
   Generator gen(0);
   const Shape s = shape_of(a.bh, T, a.dk);
@@ -165,7 +183,7 @@ Timed time_one(const Args& a, int64_t T) {
     for (Tensor* leaf : {&q, &k, &v}) leaf->zero_grad();
     cu.synchronize();
     const auto t0 = Clock::now();
-    o = attention(q, k, v, {.causal = true});  // (B, H, T, d_k)
+    o = attention(q, k, v, {.causal = true, .path = path});  // (B, H, T, d_k)
     o.backward(dO);
     cu.synchronize();
     if (i >= a.warmup) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
@@ -173,7 +191,7 @@ Timed time_one(const Args& a, int64_t T) {
   // The last iteration's answers for head (0, 0), against the CPU at this T.
   auto head = [](const Tensor& t) { return t.detach().index({0, 0}); };  // (T, d_k)
   const CpuResult c = cpu_attention(head(q), head(k), head(v), head(dO));
-  const bool ok = report_check(fmt::format("T={} (head 0 of {})", T, a.bh),
+  const bool ok = report_check(fmt::format("{} T={} (head 0 of {})", attention_path_name(path), T, a.bh),
                                {{"O", rel_err(head(o), c.o)}, {"dQ", rel_err(head(q.grad()), c.dq)}});
   return {median(ms), ok};
 }
@@ -207,16 +225,18 @@ int main(int argc, char** argv) {
                cu->device_summary(), a.bh, s[0], s[1], a.dk, a.iters, a.warmup);
     fmt::print("FLOPs counted as 7·B·H·T²·d_k (forward 2·B·H·T²·d_k: two T×T×d_k gemms halved by the causal mask; "
                "backward 2.5× forward, FlashAttention-2's convention)\n");
-    if (!check_small(a)) return 1;
+    for (AttentionPath path : a.paths)
+      if (!check_small(a, path)) return 1;
 
-    std::vector<double> ours;
-    for (int64_t T : a.Ts) {
-      const Timed t = time_one(a, T);
-      if (!t.ok) return 1;
-      fmt::print("T={}: handgrad {:.3f} ms forward + backward, {:.2f} TFLOP/s\n", T, t.ms,
-                 flops(a.bh, T, a.dk) / (t.ms * 1e-3) / 1e12);
-      ours.push_back(t.ms);
-    }
+    std::vector<std::vector<double>> ours(a.paths.size());  // [path][T]
+    for (size_t pi = 0; pi < a.paths.size(); ++pi)
+      for (int64_t T : a.Ts) {
+        const Timed t = time_one(a, T, a.paths[pi]);
+        if (!t.ok) return 1;
+        fmt::print("T={}: handgrad {} {:.3f} ms forward + backward, {:.2f} TFLOP/s\n", T,
+                   attention_path_name(a.paths[pi]), t.ms, flops(a.bh, T, a.dk) / (t.ms * 1e-3) / 1e12);
+        ours[pi].push_back(t.ms);
+      }
 
     if (!a.torch) return 0;
     std::vector<nlohmann::json> peer;
@@ -231,13 +251,15 @@ int main(int argc, char** argv) {
     }
     fmt::print("PyTorch peer: torch {} on {}, {} path (bench/attention_gpu.py)\n", peer[0].value("torch", "?"),
                peer[0].value("device", "?"), peer[0].value("path", "?"));
-    fmt::print("{:>6}  {:>11}  {:>10}  {:>6}  {:>16}  {:>15}\n", "T", "handgrad ms", "PyTorch ms", "ratio",
-               "handgrad TFLOP/s", "PyTorch TFLOP/s");
-    for (size_t i = 0; i < a.Ts.size(); ++i) {
-      const double theirs = peer[i]["ms"].get<double>(), f = flops(a.bh, a.Ts[i], a.dk) / 1e9;  // GFLOP
-      fmt::print("{:>6}  {:>11.3f}  {:>10.3f}  {:>6.2f}  {:>16.2f}  {:>15.2f}\n", a.Ts[i], ours[i], theirs,
-                 ours[i] / theirs, f / ours[i], f / theirs);
-    }
+    fmt::print("{:>6}  {:>12}  {:>11}  {:>10}  {:>6}  {:>16}  {:>15}\n", "T", "path", "handgrad ms", "PyTorch ms",
+               "ratio", "handgrad TFLOP/s", "PyTorch TFLOP/s");
+    for (size_t pi = 0; pi < a.paths.size(); ++pi)
+      for (size_t i = 0; i < a.Ts.size(); ++i) {
+        const double theirs = peer[i]["ms"].get<double>(), f = flops(a.bh, a.Ts[i], a.dk) / 1e9;  // GFLOP
+        fmt::print("{:>6}  {:>12}  {:>11.3f}  {:>10.3f}  {:>6.2f}  {:>16.2f}  {:>15.2f}\n", a.Ts[i],
+                   attention_path_name(a.paths[pi]), ours[pi][i], theirs, ours[pi][i] / theirs, f / ours[pi][i],
+                   f / theirs);
+      }
     fmt::print("ratio = handgrad ms / PyTorch ms (below 1: handgrad is faster)\n");
     return 0;
   } catch (const std::exception& e) {  // hg::Error, and anything else that stops the run
