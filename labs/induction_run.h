@@ -23,7 +23,7 @@ struct LabOptions {
 };
 
 // Runs every experiment and reports each number beside the text's. Also records, under the JSON
-// key "criteria", the acceptance checks (met or not) and under "timing" the measured speed.
+// key "criteria", the acceptance checks (met or not) and under "timing" the measured speed.
 void run_induction(Report& rep, const LabOptions& o);
 
 // --compare-devices: the 2-block model trained for `steps` steps from o.seed at batch o.batch on the
