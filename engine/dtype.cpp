@@ -46,7 +46,9 @@ std::string index_str(const Shape& s, int64_t flat) {
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error(fmt::format("shape {}: the element count overflows int64 (2^63 − 1)", shape_str(s)));
   return n;
 }
 
@@ -55,9 +57,20 @@ Shape contiguous_strides(const Shape& s) {
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= s[i];
+    if (i > 0 && __builtin_mul_overflow(acc, s[i], &acc))
+      throw Error(fmt::format("shape {}: a stride overflows int64 (2^63 − 1)", shape_str(s)));
   }
   return st;
+}
+
+void check_shape(std::string_view op, const Shape& s, DType t) {
+  int64_t bytes = static_cast<int64_t>(dtype_size(t));
+  for (int64_t d : s) {
+    if (d < 0) fail(op, "shape {} has a negative size ({}); sizes must be 0 or more", shape_str(s), d);
+    if (d > 0 && __builtin_mul_overflow(bytes, d, &bytes))
+      fail(op, "shape {} of {} is too large: its elements would take more than 2^63 − 1 bytes (even a size of 0 "
+           "elsewhere in the shape leaves its strides that large)", shape_str(s), dtype_name(t));
+  }
 }
 
 std::string no_i64_value(DType from, double v, const std::string& where) {

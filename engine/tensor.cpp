@@ -151,8 +151,7 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset)
 // ---------------------------------------------------------------- factories
 
 Tensor empty(const Shape& shape, DType t, Device d) {
-  for (int64_t s : shape)
-    if (s < 0) fail("empty", "negative size in shape {}", shape_str(shape));
+  check_shape("empty", shape, t);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(t), d);
   impl->shape = shape;

@@ -167,8 +167,8 @@ Shape infer_shape(const char* op, const Shape& from, Shape to) {
       infer = static_cast<int64_t>(i);
     } else if (to[i] < 0) {
       fail(op, "negative size in shape {}", shape_str(to));
-    } else {
-      known *= to[i];
+    } else if (__builtin_mul_overflow(known, to[i], &known)) {
+      fail(op, "shape {} has more elements than an int64 can count", shape_str(to));
     }
   }
   int64_t n = shape_numel(from);
@@ -186,6 +186,7 @@ Shape infer_shape(const char* op, const Shape& from, Shape to) {
 Tensor Tensor::view(const Shape& to_shape) const {
   check_defined("view");
   Shape to = infer_shape("view", shape(), to_shape);
+  check_shape("view", to, dtype());
   Shape st;
   if (!view_strides(shape(), strides(), to, st))
     fail("view", "cannot view a tensor of shape {} with strides {} as {}: the dimensions being merged are not "
@@ -201,6 +202,7 @@ Tensor Tensor::view(const Shape& to_shape) const {
 Tensor Tensor::reshape(const Shape& to_shape) const {
   check_defined("reshape");
   Shape to = infer_shape("reshape", shape(), to_shape);
+  check_shape("reshape", to, dtype());
   Shape st;
   if (view_strides(shape(), strides(), to, st)) return view(to);
   return contiguous().view(to);

@@ -45,6 +45,7 @@ void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b) {
 // backward: every out element that read x[j] sends its gradient back to x[j]: dx = sum_to(dout)
 Tensor expand(const Tensor& x, const Shape& to, Site where) {
   if (x.shape() == to) return x;
+  check_shape("expand", to, x.dtype());
   Tensor out = make_view(x, to, broadcast_strides("expand", x, to), x.offset());
   if (should_record({x})) {
     Shape from = x.shape();

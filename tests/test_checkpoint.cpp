@@ -240,6 +240,7 @@ TEST_CASE("safetensors: every kind of malformed file is an hg::Error naming the 
       {"fractional shape", st_file(R"({"a":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", eight), "not a non-negative integer"},
       {"shape not an array", st_file(R"({"a":{"dtype":"F32","shape":2,"data_offsets":[0,8]}})", eight), "shape must be an array"},
       {"numel overflows", st_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", eight), "more elements than can be addressed"},
+      {"strides overflow behind a 0", st_file(R"({"a":{"dtype":"F32","shape":[0,4611686018427387904,4],"data_offsets":[0,0]}})", ""), "too large"},
       {"bytes overflow", st_file(R"({"a":{"dtype":"F64","shape":[4611686018427387904],"data_offsets":[0,8]}})", eight), "too large"},
       {"wrong byte count", st_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,12]}})", Bytes(12, '\0')), "span 12 bytes, but F32 [2] needs 8 bytes"},
       {"offsets past the data", st_file("{" + ok_entry + "}", Bytes(6, '\0')), "run past the data section's 6 bytes"},

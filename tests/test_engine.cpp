@@ -209,3 +209,23 @@ TEST_CASE("printing shows shape, dtype and values") {
   CHECK(s.find("(2, 2) float64") != std::string::npos);
   CHECK(s.find("[[ 1.0,  2.0],") != std::string::npos);
 }
+
+TEST_CASE("hostile shapes: a size that overflows is an Error naming the op and the shape, never a short buffer") {
+  const int64_t huge = (int64_t{1} << 61) + 1;
+  // (2^61 + 1) · 8 wraps to 8 in int64 arithmetic; it must not give an 8-element tensor.
+  CHECK_THROWS_WITH_AS(empty({huge, 8}), doctest::Contains("empty: shape (2305843009213693953, 8) of float32 is too large"),
+                       Error);
+  CHECK_THROWS_WITH_AS(zeros({huge, 8}), doctest::Contains("too large"), Error);
+  // A 0 makes the count 0, but the strides of the other sizes would still overflow.
+  CHECK_THROWS_WITH_AS(empty({0, int64_t{1} << 62, 4}), doctest::Contains("too large"), Error);
+  CHECK_THROWS_WITH_AS(empty({3, -1}), doctest::Contains("negative size"), Error);
+  const Tensor none = empty({0, 5});
+  CHECK(none.numel() == 0);
+  CHECK_THROWS_WITH_AS(none.reshape({0, int64_t{1} << 62, 4}), doctest::Contains("reshape: shape"), Error);
+  CHECK_THROWS_WITH_AS(none.view({int64_t{1} << 62, int64_t{1} << 62, 0}), doctest::Contains("view"), Error);
+  CHECK_THROWS_WITH_AS(expand(ones({1, 4}), {int64_t{1} << 62, 4}), doctest::Contains("expand: shape"), Error);
+  // The backstops, for a shape that reaches them some other way.
+  CHECK_THROWS_WITH_AS(shape_numel({huge, 8}), doctest::Contains("overflows int64"), Error);
+  CHECK_THROWS_WITH_AS(contiguous_strides({2, int64_t{1} << 62, 4}), doctest::Contains("overflows int64"), Error);
+  CHECK(shape_numel({0, int64_t{1} << 62, 4}) == 0);
+}
