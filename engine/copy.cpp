@@ -99,12 +99,32 @@ Shape broadcast_strides_for(const Tensor& src, const Shape& to, const char* op) 
   return st;
 }
 
+// The bytes [first, last) a view can touch: its offset plus every stride's reach (strides ≥ 0).
+std::pair<int64_t, int64_t> byte_span(const Tensor& t) {
+  int64_t first = t.offset(), last = t.offset();
+  for (size_t d = 0; d < t.shape().size(); ++d) last += (t.shape()[d] - 1) * t.strides()[d];
+  const int64_t size = static_cast<int64_t>(dtype_size(t.dtype()));
+  return {first * size, (last + 1) * size};
+}
+
+// Whether writing dst could change src's elements before they are read: the two share a storage
+// and their byte spans meet (a conservative test: interleaved views that never touch count too).
+bool may_overlap(const Tensor& dst, const Tensor& src) {
+  if (dst.impl()->storage != src.impl()->storage || dst.numel() == 0 || src.numel() == 0) return false;
+  const auto [a0, a1] = byte_span(dst);
+  const auto [b0, b1] = byte_span(src);
+  return a0 < b1 && b0 < a1;
+}
+
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
   check_defined("copy_");
   src.check_defined("copy_ (source)");
   check_inplace(*this, "copy_");
+  // a.copy_(a.transpose(0, 1)) read in place would read elements it has already overwritten: a
+  // source that shares memory with the destination is copied to a buffer of its own first.
+  if (may_overlap(*this, src)) return copy_(src.detach().clone());
   if (device() == Device::cpu && src.device() == Device::cpu) {
     copy_cpu(*this, src, broadcast_strides_for(src, shape(), "copy_"));
   } else if (device() == Device::cuda && src.device() == Device::cuda) {
@@ -143,6 +163,7 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
   check_inplace(*this, "add_");
   if (other.shape() != shape() || other.dtype() != dtype() || other.device() != device())
     fail("add_", "{} += {}: needs the same shape, dtype and device", describe(), other.describe());
+  if (may_overlap(*this, other)) return add_(other.detach().clone(), alpha);  // as copy_: read before writing
   if (device() == Device::cuda) {
     require_cuda("add_").axpy(*this, other, alpha);
     bump_version();

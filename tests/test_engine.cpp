@@ -229,3 +229,18 @@ TEST_CASE("hostile shapes: a size that overflows is an Error naming the op and t
   CHECK_THROWS_WITH_AS(contiguous_strides({2, int64_t{1} << 62, 4}), doctest::Contains("overflows int64"), Error);
   CHECK(shape_numel({0, int64_t{1} << 62, 4}) == 0);
 }
+
+TEST_CASE("copy_ from a view of the destination's own memory reads the source before writing") {
+  Tensor a = tensor({1, 2, 3, 4}, {2, 2}, DType::f64);
+  a.copy_(a.transpose(0, 1));
+  CHECK(a.to_vector() == std::vector<double>{1, 3, 2, 4});  // in place it gave 1, 3, 3, 4
+  Tensor b = tensor({1, 2, 3, 4, 5}, {5}, DType::f64);
+  b.slice(0, 1, 5).copy_(b.slice(0, 0, 4));  // shift right by one, overlapping
+  CHECK(b.to_vector() == std::vector<double>{1, 1, 2, 3, 4});
+}
+
+TEST_CASE("add_ of a view of the destination's own memory reads it before writing") {
+  Tensor a = tensor({1, 2, 3, 4}, {2, 2}, DType::f64);
+  a.add_(a.transpose(0, 1));
+  CHECK(a.to_vector() == std::vector<double>{2, 5, 5, 8});
+}
