@@ -9,9 +9,9 @@
 //   Jacobian     J_ij = p_i δ_ij − p_i p_j;  its backward dp_k = G_kk − Σ_j (G_kj + G_jk) p_j
 // A row whose entries are all −inf (every key masked) has m = −inf: softmax gives zeros (not the
 // NaN of exp(−inf − (−inf))), log_softmax −inf, and the log_softmax backward passes no gradient.
-// NaN follows the CPU's rule (MaxOp, cuda/device_common.cuh): m is the max of the row's non-NaN
-// entries, so a NaN among finite scores makes the whole row NaN through the sum, while a row of
-// NaN and −inf only counts as masked, as on the CPU.
+// NaN in, NaN out, as on the CPU: m is the max of the row's non-NaN entries (MaxOp,
+// cuda/device_common.cuh), so a NaN among finite scores makes the row NaN through the sum, and a
+// row of NaN and −inf is found by row_has_nan and made NaN — never taken for a masked row.
 //
 // Row kernels run one block per row (blocks loop over rows when there are more than kMaxGrid),
 // each pass a block-wide loop with stride blockDim.x followed by block_reduce, which hands every
@@ -26,6 +26,20 @@ namespace hg::cuda {
 namespace {
 
 template <typename T>
+__device__ inline T s_nan() {
+  return static_cast<T>(NAN);
+}
+
+// Whether the row holds a NaN: a block-wide count. Every thread of the block must call it (it
+// synchronises); the callers do so only in branches on a block_reduce result, uniform.
+template <typename T>
+__device__ bool row_has_nan(const T* row, int64_t n, ReduceScratch<T>& scratch) {
+  T count = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) count += row[j] != row[j] ? T(1) : T(0);
+  return block_reduce(count, SumOp<T>{}, T(0), scratch) > T(0);
+}
+
+template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
   __shared__ ReduceScratch<T> scratch;
@@ -36,8 +50,9 @@ __global__ void __launch_bounds__(kRowThreads)
     T m = neg_inf;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = MaxOp<T>{}(m, s[j]);
     m = block_reduce(m, MaxOp<T>{}, neg_inf, scratch);
-    if (m == neg_inf) {  // every entry masked (or NaN, the CPU's rule); m is the block's: all take it
-      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) p[j] = T(0);
+    if (m == neg_inf) {  // no finite entry; m is the block's: all take the branch
+      const T fill = row_has_nan(s, cols, scratch) ? s_nan<T>() : T(0);  // NaN in, NaN out; else all masked
+      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) p[j] = fill;
       continue;
     }
     T z = 0;  // Σ_k exp(s_k − m) ≥ 1: the max term alone is 1
@@ -58,8 +73,9 @@ __global__ void __launch_bounds__(kRowThreads)
     T m = neg_inf;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = MaxOp<T>{}(m, s[j]);
     m = block_reduce(m, MaxOp<T>{}, neg_inf, scratch);
-    if (m == neg_inf) {  // nothing visible: log 0 (m is the block's: all take the branch)
-      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = neg_inf;
+    if (m == neg_inf) {  // nothing visible: log 0, unless a NaN (m is the block's: all take the branch)
+      const T fill = row_has_nan(s, n, scratch) ? s_nan<T>() : neg_inf;
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = fill;
       continue;
     }
     T z = 0;
@@ -106,7 +122,7 @@ __global__ void __launch_bounds__(kRowThreads)
     }
     m = block_reduce(m, MaxOp<T>{}, neg_inf, scratch);
     total = block_reduce(total, SumOp<T>{}, T(0), scratch);
-    const bool none = m == neg_inf;
+    const bool none = m == neg_inf && !row_has_nan(yr, n, scratch);  // (uniform: m is the block's)
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) out[j] = none ? T(0) : gr[j] - mul_rn(dexp(yr[j]), total);
   }
 }

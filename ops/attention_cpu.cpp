@@ -77,8 +77,10 @@ void softmax_slice(const Problem& p, T* S, int64_t mask_off, const Shape& ms) {
     if (p.mask.defined())
       for (int64_t j = 0; j < visible; ++j) row[j] = rule(row[j], j);
     const T m = max_lanes(row, visible);  // ops/cpu_map.h
-    if (m == -std::numeric_limits<T>::infinity()) {
-      std::fill(row, row + Tk, T(0));
+    if (m == -std::numeric_limits<T>::infinity()) {  // nothing visible, or NaN in, NaN out
+      bool nan = false;
+      for (int64_t j = 0; j < visible; ++j) nan = nan || row[j] != row[j];
+      std::fill(row, row + Tk, nan ? std::numeric_limits<T>::quiet_NaN() : T(0));
       continue;
     }
     for (int64_t j = 0; j < visible; ++j) row[j] = exp_fast(row[j] - m);  // vectorised (ops/cpu_map.h)

@@ -35,6 +35,17 @@ Tensor from_rows(const Tensor& y, int64_t dim) {
 }
 
 // ---------------------------------------------------------------- row kernels (contiguous)
+//
+// NaN in, NaN out: the row max skips NaN (std::max), so a NaN among finite entries reaches every
+// output through the sum; a row with no finite entry is checked for NaN before it is taken for a
+// masked one.
+
+template <typename T>
+bool has_nan(const T* row, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    if (row[j] != row[j]) return true;
+  return false;
+}
 
 // p = exp(s - m) / Σ exp(s - m), m = max s; a row of -inf (no visible key) gives zeros.
 template <typename T>
@@ -42,8 +53,9 @@ void softmax_rows(const T* s, T* p, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r, s += n, p += n) {
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t j = 0; j < n; ++j) m = std::max(m, s[j]);
-    if (m == -std::numeric_limits<T>::infinity()) {
-      for (int64_t j = 0; j < n; ++j) p[j] = 0;
+    if (m == -std::numeric_limits<T>::infinity()) {  // no finite entry: all masked, or NaN in, NaN out
+      const T fill = has_nan(s, n) ? std::numeric_limits<T>::quiet_NaN() : T(0);
+      for (int64_t j = 0; j < n; ++j) p[j] = fill;
       continue;
     }
     T total = 0;
@@ -59,8 +71,9 @@ void log_softmax_rows(const T* s, T* y, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r, s += n, y += n) {
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t j = 0; j < n; ++j) m = std::max(m, s[j]);
-    if (m == -std::numeric_limits<T>::infinity()) {
-      for (int64_t j = 0; j < n; ++j) y[j] = m;
+    if (m == -std::numeric_limits<T>::infinity()) {  // log 0, or NaN in, NaN out
+      const T fill = has_nan(s, n) ? std::numeric_limits<T>::quiet_NaN() : m;
+      for (int64_t j = 0; j < n; ++j) y[j] = fill;
       continue;
     }
     T total = 0;
@@ -90,7 +103,7 @@ void log_softmax_backward_rows(const T* y, const T* g, T* ds, int64_t rows, int6
       m = std::max(m, y[j]);
       total += g[j];
     }
-    const bool none = m == -std::numeric_limits<T>::infinity();
+    const bool none = m == -std::numeric_limits<T>::infinity() && !has_nan(y, n);
     for (int64_t j = 0; j < n; ++j) ds[j] = none ? T(0) : g[j] - std::exp(y[j]) * total;
   }
 }

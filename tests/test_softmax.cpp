@@ -135,3 +135,23 @@ TEST_CASE("softmax errors name the op and the shapes") {
   CHECK_THROWS_WITH_AS(softmax_jacobian(scalar(1.0, DType::f64)), doctest::Contains("softmax_jacobian:"), Error);
   CHECK(softmax(scalar(3.0, DType::f64)).item() == 1.0);  // a single element is certain
 }
+
+TEST_CASE("NaN in, NaN out: a row of NaN and −inf is NaN through softmax, log_softmax and attention, not a masked row") {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const Tensor s = tensor({nan, -inf, -inf, -inf, -inf, -inf}, {2, 3}, DType::f64);  // row 0: NaN; row 1: all masked
+  const std::vector<double> p = softmax(s, -1).to_vector(), y = log_softmax(s, -1).to_vector();
+  for (int j = 0; j < 3; ++j) {
+    CHECK(std::isnan(p[j]));
+    CHECK(std::isnan(y[j]));
+    CHECK(p[3 + j] == 0.0);  // the masked row keeps its rule
+    CHECK(y[3 + j] == -inf);
+  }
+  Tensor x = s.clone().requires_grad_();
+  log_softmax(x, -1).backward(ones({2, 3}, DType::f64));
+  CHECK(std::isnan(x.grad().to_vector()[0]));
+  CHECK(x.grad().to_vector()[3] == 0.0);
+  // attention(q, k, v, {.scale = NaN}): every score NaN, so every output NaN on both paths.
+  const Tensor q = ones({2, 4, 3}, DType::f64), v = ones({2, 4, 3}, DType::f64);
+  for (AttentionPath path : {AttentionPath::materialized, AttentionPath::tiled})
+    for (double o : attention(q, q, v, {.scale = nan, .causal = true, .path = path}).to_vector()) CHECK(std::isnan(o));
+}

@@ -3,9 +3,9 @@
 // its backward, cross-entropy — by the public ops on Device::cuda tensors, against the CPU ops:
 // NaN, +inf and −inf at the same positions, the finite entries within the usual tolerance.
 //
-// The NaN rule is the CPU's (ops/softmax.cpp): the row max skips NaN, so a NaN beside a finite
-// score makes the whole row NaN through Σ exp(s − m), while a row of NaN and −inf only (no finite
-// score) counts as fully masked — softmax 0, log_softmax −inf, no gradient.
+// The NaN rule is the CPU's (ops/softmax.cpp): NaN in, NaN out. The row max skips NaN, so a NaN
+// beside a finite score makes the whole row NaN through Σ exp(s − m), and a row of NaN and −inf
+// only (no finite score) is found to hold a NaN and made NaN, never taken for a masked row.
 //
 // These are the rows on which the threads of a block could disagree: with an order-dependent max
 // a butterfly of shuffles leaves some threads holding NaN and others −inf, and a branch on that
