@@ -238,23 +238,33 @@ Header read_header(std::ifstream& f, const std::string& path) {
   return {file_size, header_len, std::move(header)};
 }
 
-// Against the file: every span inside the data section of data_size bytes, no two overlapping.
+// Against the file, the format's rule exactly: sorted by offset, the tensors' byte ranges tile the
+// data section of data_size bytes — each starts where the one before it ends (an empty tensor
+// too), the first at 0, the last ends at data_size: no gap, no overlap, no trailing byte.
 void check_spans(const std::string& path, std::vector<Entry>& entries, uint64_t data_size) {
   const char* op = "load_safetensors";
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
-  const Entry* reach = nullptr;  // the entry so far whose span ends last
+  uint64_t pos = 0;
+  const Entry* prev = nullptr;
   for (const Entry& e : entries) {
     if (e.end > data_size)
       fail(op, "{}: tensor '{}': data_offsets [{}, {}] run past the data section's {} bytes; the file is truncated",
            path, e.name, e.begin, e.end, data_size);
-    if (e.begin == e.end) continue;  // an empty tensor occupies no bytes
-    if (reach && e.begin < reach->end)
-      fail(op, "{}: tensors '{}' [{}, {}] and '{}' [{}, {}] overlap", path, reach->name, reach->begin, reach->end,
-           e.name, e.begin, e.end);
-    reach = &e;
+    if (e.begin < pos)
+      fail(op, "{}: tensors '{}' [{}, {}] and '{}' [{}, {}] overlap", path, prev->name, prev->begin, prev->end, e.name,
+           e.begin, e.end);
+    if (e.begin > pos)
+      fail(op, "{}: tensor '{}' starts at byte {} of the data section, but the tensors before it end at {}: a gap of "
+           "{} bytes (the byte ranges must cover the data section, in order)", path, e.name, e.begin, pos,
+           e.begin - pos);
+    pos = e.end;
+    prev = &e;
   }
+  if (pos != data_size)
+    fail(op, "{}: the tensors end at byte {} of the data section, which has {} bytes: {} trailing bytes", path, pos,
+         data_size, data_size - pos);
 }
 
 }  // namespace
@@ -281,6 +291,7 @@ SafetensorsFile load_safetensors(const std::string& path) {
       }
       continue;
     }
+    if (name.empty()) fail(op, "{}: a tensor has an empty name", path);
     entries.push_back(parse_entry(path, name, e));
   }
 
