@@ -14,6 +14,10 @@
 using namespace hg::lab;
 using namespace hg::lab::induction;
 
+// Bounds of the numeric flags: far beyond any sensible run, small enough that no buffer sized
+// from them overflows.
+constexpr uint64_t kMaxSteps = 10'000'000, kMaxBatch = 1'000'000;
+
 int main(int argc, char** argv) {
   CLI::App app{"Sections 10.6.2-10.6.3 of 'What Attention Computes': the fixed-offset shortcut, 2 blocks vs 1 block "
                "on repeated random sequences, head scores, accuracy per position, the OV copying check and head "
@@ -22,20 +26,22 @@ int main(int argc, char** argv) {
   std::string json;
   bool no_pictures = false, quiet = false;
   app.add_option("--steps", o.steps, "training steps of the 2-block and the 1-block model (0: skip the 1-block run)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(whole_number_in(0, kMaxSteps));
   app.add_option("--shortcut-steps", o.shortcut_steps, "training steps of the shortcut experiment (0: skip it)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", o.seed, "seed of the generator (model initialisation, batches, probes)")->capture_default_str();
-  app.add_option("--batch", o.batch, "training batch size (the text's 128)")->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(whole_number_in(0, kMaxSteps));
+  app.add_option("--seed", o.seed, "seed of the generator (model initialisation, batches, probes)")
+      ->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
+  app.add_option("--batch", o.batch, "training batch size (the text's 128)")
+      ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
   app.add_option("--eval-batch", o.eval_batch,
                  "sequences per evaluation batch (twice as many for the accuracy per position); smaller is faster "
                  "and noisier")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--out", o.out, "folder for the CSV curves and PNG pictures")->capture_default_str();
-  app.add_option("--save", o.save, "write the trained 2-block model to this safetensors file");
+      ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
+  app.add_option("--out", o.out, "folder for the CSV curves and PNG pictures")->capture_default_str()->check(writable_folder());
+  app.add_option("--save", o.save, "write the trained 2-block model to this safetensors file")->check(writable_file());
   app.add_option("--load", o.load, "load the 2-block model from this safetensors file instead of training it")
       ->check(CLI::ExistingFile);
-  app.add_option("--json", json, "write every printed number to this file");
+  add_json_option(app, json);
   app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
   app.add_flag("--quiet", quiet, "no progress line on stderr");
   CLI::Option* device = add_device_option(app, o.device);
@@ -46,7 +52,7 @@ int main(int argc, char** argv) {
                  "rounding explains")
       ->expected(0, 1)
       ->default_str("100")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number_in(1, kMaxSteps))
       ->excludes(device);
   CLI11_PARSE(app, argc, argv);
   o.pictures = !no_pictures;

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   std::string json;
   app.add_option("--c", c_user, "also multiply the scaled scores by this factor and show the lookup");
   add_device_option(app, device);
-  app.add_option("--json", json, "write every printed number to this file");
+  add_json_option(app, json);
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("lookup", json, device, [&](Report& rep) {

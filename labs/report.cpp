@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 namespace hg::lab {
@@ -179,6 +181,56 @@ void Report::summary() {
     fmt::print("{} agreement checks between methods: {} within their bound, {} not.\n", tolerance_checks_,
                tolerance_checks_ - tolerance_failures_, tolerance_failures_);
   }
+}
+
+CLI::Validator whole_number_in(uint64_t lo, uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        const std::string why = fmt::format("must be a whole number from {} to {}", lo, hi);
+        uint64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || ptr != end || v < lo || v > hi) return why + ", not '" + text + "'";
+        return "";
+      },
+      fmt::format("INT in [{}, {}]", lo, hi));
+}
+
+CLI::Validator writable_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::filesystem::path p(text);
+        std::error_code ec;
+        if (std::filesystem::is_directory(p, ec)) return "'" + text + "' is a folder; give a file name";
+        // Opened for appending, as the lab will write it (permissions alone say nothing to root);
+        // a file made only for this test is removed again.
+        const bool existed = std::filesystem::exists(p, ec);
+        const bool ok = static_cast<bool>(std::ofstream(p, std::ios::app));
+        if (ok && !existed) std::filesystem::remove(p, ec);
+        return ok ? "" : "cannot write '" + text + "' (does its folder exist? is it writable?)";
+      },
+      "FILE (writable)");
+}
+
+CLI::Validator writable_folder() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::filesystem::path p(text);
+        std::error_code ec;
+        if (std::filesystem::exists(p, ec) && !std::filesystem::is_directory(p, ec))
+          return "'" + text + "' exists and is not a folder";
+        std::filesystem::create_directories(p, ec);  // the lab writes there: made now, or refused now
+        if (ec) return "cannot make the folder '" + text + "': " + ec.message();
+        const std::filesystem::path probe = p / ".handgrad-write-test";
+        const bool ok = static_cast<bool>(std::ofstream(probe));
+        std::filesystem::remove(probe, ec);
+        return ok ? "" : "cannot write into the folder '" + text + "'";
+      },
+      "DIR (writable)");
+}
+
+CLI::Option* add_json_option(CLI::App& app, std::string& path) {
+  return app.add_option("--json", path, "write every printed number to this file")->check(writable_file());
 }
 
 CLI::Option* add_device_option(CLI::App& app, Device& device) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -55,6 +56,16 @@ bool stdout_is_terminal();
 
 // A path quoted for the shell (single quotes, with embedded ones escaped), for std::system.
 std::string shell_quote(const std::string& s);
+
+// Flag checks, run on the flag's text before any work, with messages in words.
+// A whole number from lo to hi, read exactly (no clamping of a number too large, no sign tricks).
+CLI::Validator whole_number_in(uint64_t lo, uint64_t hi);
+// A file the lab will write: an existing, writable file, or a new one in an existing, writable folder.
+CLI::Validator writable_file();
+// A folder the lab will write into: an existing, writable one, or a new one whose parent is.
+CLI::Validator writable_folder();
+// `--json FILE`, checked writable before the lab runs.
+CLI::Option* add_json_option(CLI::App& app, std::string& path);
 
 // Adds `--device cpu|cuda` (default cpu) to a lab's command line; any other value is refused.
 CLI::Option* add_device_option(CLI::App& app, Device& device);

@@ -17,12 +17,12 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   Device device = Device::cpu;
   std::string json;
-  app.add_option("--draws", draws, "number of (query, keys) draws")->capture_default_str();
-  app.add_option("--seed", seed, "seed of the generator")->capture_default_str();
-  app.add_option("--dk", dk, "width d_k of queries and keys")->capture_default_str();
-  app.add_option("--keys", keys, "keys per query")->capture_default_str();
+  app.add_option("--draws", draws, "number of (query, keys) draws")->capture_default_str()->check(whole_number_in(1, 10'000'000));
+  app.add_option("--seed", seed, "seed of the generator")->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
+  app.add_option("--dk", dk, "width d_k of queries and keys")->capture_default_str()->check(whole_number_in(1, 65'536));
+  app.add_option("--keys", keys, "keys per query")->capture_default_str()->check(whole_number_in(1, 65'536));
   add_device_option(app, device);
-  app.add_option("--json", json, "write every printed number to this file");
+  add_json_option(app, json);
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("saturation", json, device, [&](Report& rep) {

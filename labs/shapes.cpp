@@ -14,9 +14,9 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   Device device = Device::cpu;
   std::string json;
-  app.add_option("--seed", seed, "seed of the random input and weights")->capture_default_str();
+  app.add_option("--seed", seed, "seed of the random input and weights")->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
   add_device_option(app, device);
-  app.add_option("--json", json, "write every printed number to this file");
+  add_json_option(app, json);
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("shapes", json, device, [&](Report& rep) {

@@ -99,10 +99,11 @@ int main(int argc, char** argv) {
   app.add_flag("--no-mask", no_mask, "step through / report the backward of the variant without the causal mask");
   app.add_flag("--no-scale", no_scale, "step through / report the backward of the variant without 1/sqrt(d_k)");
   add_device_option(app, device);
-  app.add_option("--json", json, "write every printed number to this file");
+  add_json_option(app, json);
   app.add_option("--graph", graph,
                  "write the primitive graph of L = o_{3,2} (after its backward) as Graphviz DOT to this file, and "
-                 "an SVG beside it when Graphviz's dot is installed");
+                 "an SVG beside it when Graphviz's dot is installed")
+      ->check(writable_file());
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("three_token", json, device, [&](Report& rep) {
