@@ -181,8 +181,8 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
     fail(op, "{}: tensor '{}': shape {} is too large", path, name, js.dump());
   try {  // the sizes must make a tensor too: with a 0 in the shape the others may still overflow its strides
     check_shape(op, out.shape, out.dtype);
-  } catch (const Error& e) {
-    fail(op, "{}: tensor '{}': {}", path, name, e.what());
+  } catch (const Error& err) {
+    fail(op, "{}: tensor '{}': {}", path, name, err.what());
   }
   if (out.end - out.begin != nbytes)
     fail(op, "{}: tensor '{}': data_offsets [{}, {}] span {} bytes, but {} {} needs {} bytes", path, name, out.begin,
