@@ -126,8 +126,12 @@ class Tensor {
   double at(std::initializer_list<int64_t> idx) const;
   std::vector<double> to_vector() const;     // row-major order
   std::vector<int64_t> to_int_vector() const;
+  // The raw address of element 0 (storage + offset). A write through it is invisible to the
+  // graph: it does not bump the version counter, so a backward that saved this tensor would use
+  // the new values without a word. Call bump_version() after such a write (as the optimizers do),
+  // and a saved alias then refuses the backward, as after copy_ or add_.
   template <typename T> T* data_ptr() const { return static_cast<T*>(raw_data()); }
-  void* raw_data() const;  // address of element 0 (storage + offset)
+  void* raw_data() const;
 
   // In-place writes. Not recorded on the tape; they bump the version counter. Refused on a
   // tensor that requires grad while grad mode is on (use NoGradGuard, or detach()).
@@ -139,7 +143,7 @@ class Tensor {
   void set_at(std::initializer_list<int64_t> idx, double v);
   void set_flat(int64_t i, double v);  // i-th element in row-major order
   double get_flat(int64_t i) const;
-  void bump_version();
+  void bump_version();  // marks a write made through data_ptr() (above)
 
   std::string str(int precision = 4) const;  // shape, dtype and the values
 

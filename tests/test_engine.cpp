@@ -244,3 +244,12 @@ TEST_CASE("add_ of a view of the destination's own memory reads it before writin
   a.add_(a.transpose(0, 1));
   CHECK(a.to_vector() == std::vector<double>{2, 5, 5, 8});
 }
+
+TEST_CASE("a raw write through data_ptr() marked with bump_version() is caught by the backward that saved the tensor") {
+  Tensor x = tensor({1, 2}, {2}, DType::f64).requires_grad_();
+  Tensor y = x * 1.0;          // a non-leaf whose memory we write directly
+  Tensor l = sum(mul(y, y));   // mul saves y
+  y.detach().data_ptr<double>()[0] = 5.0;
+  y.bump_version();
+  CHECK_THROWS_WITH_AS(l.backward(), doctest::Contains("modified"), Error);
+}
