@@ -49,12 +49,6 @@ struct Args {
   uint64_t seed = 0;
 };
 
-AttentionPath path_named(const std::string& name) {
-  for (AttentionPath p : {AttentionPath::materialized, AttentionPath::tiled, AttentionPath::automatic})
-    if (name == attention_path_name(p)) return p;
-  throw std::runtime_error("--path takes materialized, tiled or automatic, not " + name);
-}
-
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -65,7 +59,7 @@ Args parse(int argc, char** argv) {
     };
     auto number = [&]() { return bench::whole_number(k, next()); };
     if (k == "--T") a.T = number();
-    else if (k == "--path") a.path = path_named(next());
+    else if (k == "--path") a.path = attention_path_named(next());
     else if (k == "--threads") a.threads = static_cast<int>(number());
     else if (k == "--warmup") a.warmup = static_cast<int>(number());
     else if (k == "--iters") a.iters = static_cast<int>(number());

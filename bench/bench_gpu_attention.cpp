@@ -69,25 +69,11 @@ Args parse(int argc, char** argv) {
     auto number = [&](const std::string& text) { return bench::whole_number(k, text); };
     if (k == "--T") {
       a.Ts.clear();
-      const std::string list = next();
-      for (size_t p = 0; p <= list.size();) {
-        const size_t comma = std::min(list.find(',', p), list.size());
-        a.Ts.push_back(number(list.substr(p, comma - p)));
-        p = comma + 1;
-      }
+      for (const std::string& item : bench::comma_list(next())) a.Ts.push_back(number(item));
     }
     else if (k == "--paths") {
       a.paths.clear();
-      const std::string list = next();
-      for (size_t p = 0; p <= list.size();) {
-        const size_t comma = std::min(list.find(',', p), list.size());
-        const std::string name = list.substr(p, comma - p);
-        if (name == "materialized") a.paths.push_back(AttentionPath::materialized);
-        else if (name == "tiled") a.paths.push_back(AttentionPath::tiled);
-        else if (name == "automatic") a.paths.push_back(AttentionPath::automatic);
-        else throw std::runtime_error("--paths: '" + name + "' is not materialized, tiled or automatic");
-        p = comma + 1;
-      }
+      for (const std::string& item : bench::comma_list(next())) a.paths.push_back(attention_path_named(item));
     }
     else if (k == "--bh") a.bh = number(next());
     else if (k == "--dk") a.dk = number(next());

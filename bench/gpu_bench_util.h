@@ -27,6 +27,17 @@ inline double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// "a,b,c" as {"a", "b", "c"} (an option's list).
+inline std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  for (size_t p = 0; p <= text.size();) {
+    const size_t comma = std::min(text.find(',', p), text.size());
+    items.push_back(text.substr(p, comma - p));
+    p = comma + 1;
+  }
+  return items;
+}
+
 // `text` as a whole number, or std::runtime_error naming the option it was given to.
 inline int64_t whole_number(const std::string& option, const std::string& text) {
   size_t used = 0;

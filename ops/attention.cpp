@@ -253,6 +253,12 @@ const char* attention_path_name(AttentionPath p) {
   return "?";
 }
 
+AttentionPath attention_path_named(std::string_view name) {
+  for (AttentionPath p : {AttentionPath::automatic, AttentionPath::materialized, AttentionPath::tiled})
+    if (name == attention_path_name(p)) return p;
+  fail("attention", "no path named '{}'; the paths are automatic, materialized and tiled", name);
+}
+
 // What it saves: Q, K, V (detached aliases, checked for in-place writes), and either the weights
 // P (batch..., Tq, Tk) — the materialized path; P carries the mask (0 where hidden), so a constant
 // mask is not kept — or, on the tiled path, only O and the row log-sum-exp L, from which the

@@ -14,6 +14,7 @@
 // never the silent average of the values.
 #pragma once
 #include <optional>
+#include <string_view>
 
 #include "engine/tensor.h"
 
@@ -30,6 +31,8 @@ namespace hg {
 //                 all heads would not fit the memory threshold (ops/attention.cpp).
 enum class AttentionPath { automatic, materialized, tiled };
 const char* attention_path_name(AttentionPath p);  // "automatic", "materialized", "tiled"
+// The path of that name, or an Error listing the three.
+AttentionPath attention_path_named(std::string_view name);
 
 struct AttentionOptions {
   std::optional<double> scale{};  // default 1/sqrt(d_k); set to 1.0 for "no scale"

@@ -181,4 +181,6 @@ TEST_CASE("attention paths: what each saves, and the automatic choice") {
   CHECK(saved_names(16, AttentionPath::automatic) == materialized);  // short: the materialized path
   CHECK(saved_names(1024, AttentionPath::automatic) == tiled);       // long: the tiled path
   CHECK(std::string(attention_path_name(AttentionPath::tiled)) == "tiled");
+  CHECK(attention_path_named("materialized") == AttentionPath::materialized);
+  CHECK_THROWS_WITH_AS(attention_path_named("flash"), doctest::Contains("no path named 'flash'"), Error);
 }
