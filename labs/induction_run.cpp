@@ -110,6 +110,11 @@ void run_induction(Report& rep, const LabOptions& o) {
                        "timing varies by hundreds of steps between seeds: with the default seed {} it falls near step "
                        "1,500; with seed 0 it comes near 2,000 and needs --steps 3000.",
                        o.shortcut_steps, o.steps, kSeed));
+  const nn::Communicator& ranks = nn::world();
+  rep.json()["ranks"] = ranks.size();
+  if (ranks.size() > 1)
+    rep.text(fmt::format("data-parallel: {} ranks ({}) each trained on {} of every batch's {} sequences, the gradients "
+                         "averaged before each step", ranks.size(), ranks.backend(), o.batch / ranks.size(), o.batch));
   rep.text("The text's numbers come from one PyTorch run; ours come from handgrad's own generator, so digits differ "
            "(DIFFERS below is expected); the acceptance checks at the end say whether the result is reproduced.");
 

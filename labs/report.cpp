@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -255,15 +256,24 @@ std::string device_description(Device device) {
 
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body) {
   try {
+    const bool first_rank = nn::world().rank() == 0;
+    if (!first_rank) quiet_stdout();  // under mpirun only rank 0 reports
     Report rep(lab);
     body(rep);
     rep.summary();
-    if (!json_path.empty()) rep.write_json(json_path);
+    if (!json_path.empty() && first_rank) rep.write_json(json_path);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    const std::string who = nn::rank_label();
+    fmt::print(stderr, "error{}: {}\n", who.empty() ? "" : " on " + who, e.what());
+    nn::abort_job_if_parallel(1);
     return 1;
   }
   return 0;
+}
+
+void quiet_stdout() {
+  std::fflush(stdout);
+  if (!std::freopen("/dev/null", "w", stdout)) fail("quiet_stdout", "cannot open /dev/null to silence this rank's report");
 }
 
 int run_lab(const std::string& lab, const std::string& json_path, Device device,

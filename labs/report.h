@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "handgrad.h"
+#include "nn/comm.h"
 
 namespace hg::lab {
 
@@ -76,12 +77,16 @@ CLI::Option* add_device_option(CLI::App& app, Device& device);
 std::string device_description(Device device);
 
 // Runs a lab's body with a fresh Report, prints the summary, writes --json when a path is given.
-// An exception is printed as "error: ..." and gives exit status 1.
+// An exception is printed as "error: ..." and gives exit status 1. Under mpirun (nn::world() of
+// several ranks) only rank 0 prints the report and writes the JSON; an error on any rank is
+// printed naming the rank ("error on rank 1 of 2 (mpi): ...") and ends every rank of the job.
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body);
 // The same for a lab that takes --device: first checks the device (an unusable one is an error,
 // exit status 1, before any work), then prints it as the report's first line ("device: ...") and
 // records it in the JSON ("device", "device_summary").
 int run_lab(const std::string& lab, const std::string& json_path, Device device,
             const std::function<void(Report&)>& body);
+// Sends this process's stdout to /dev/null (what a rank other than 0 does with its report).
+void quiet_stdout();
 
 }  // namespace hg::lab
