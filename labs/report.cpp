@@ -166,6 +166,19 @@ void Report::tolerance(const std::string& key, double measured, double bound) {
   fmt::print("  {:<34} {:>10.2e}   <= {:.0e}  {}\n", key, measured, bound, ok ? "ok" : "EXCEEDS");
 }
 
+bool Report::criterion(const std::string& what, double measured, const std::string& op, double bound) {
+  if (op != ">=" && op != "<=")
+    fail(lab_, "criterion '{}' has the comparison '{}'; use \">=\" or \"<=\"", what, op);
+  const bool met = op == ">=" ? measured >= bound : measured <= bound;
+  if (!met) ++criteria_unmet_;
+  // Fixed decimals for ordinary sizes, exponent notation for the tiny differences some labs bound.
+  const double a = std::abs(measured);
+  const std::string m = a == 0.0 || (a >= 1e-3 && a < 1e6) ? fmt::format("{:.3f}", measured) : fmt::format("{:.2e}", measured);
+  fmt::print("  {:<58} {:>8}  {} {:<6} {}\n", what, m, op, bound, met ? "met" : "NOT MET");
+  json_["criteria"][what] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
+  return met;
+}
+
 void Report::write_json(const std::string& path) const {
   std::ofstream f(path);
   if (!f) throw Error(fmt::format("{}: cannot write --json file '{}'", lab_, path));

@@ -37,10 +37,16 @@ class Report {
   // A small error that must stay within `bound` ("max |formula - tape|  3.1e-12  <= 1e-08 ok").
   // Counted apart from the comparisons with the text: see tolerance_failures().
   void tolerance(const std::string& key, double measured, double bound);
+  // An acceptance check of the lab (what reproducing the text means there): `measured op bound`,
+  // op ">=" or "<=" (a NaN meets neither). Printed as "  what  measured  op bound  met" (or "NOT
+  // MET") and kept in the JSON under "criteria" as {what: {measured, op, bound, met}}; a lab whose
+  // exit status follows its checks reads criteria_unmet(). Returns whether it is met.
+  bool criterion(const std::string& what, double measured, const std::string& op, double bound);
 
   int mismatches() const { return mismatches_; }
   int compared() const { return compared_; }
   int tolerance_failures() const { return tolerance_failures_; }
+  int criteria_unmet() const { return criteria_unmet_; }
   nlohmann::json& json() { return json_; }
   void write_json(const std::string& path) const;  // throws hg::Error if the file cannot be written
   void summary();  // "N numbers compared with the text, M disagree"
@@ -51,6 +57,7 @@ class Report {
   std::string section_ = "main";
   int mismatches_ = 0, compared_ = 0;
   int tolerance_checks_ = 0, tolerance_failures_ = 0;
+  int criteria_unmet_ = 0;
 };
 
 bool stdout_is_terminal();

@@ -184,6 +184,23 @@ TEST_CASE("saturation: 5000 draws, seed 0, within 0.02 of the text's medians and
 }
 
 
+TEST_CASE("labs: a criterion is printed, kept in the JSON as {measured, op, bound, met} and counted when unmet") {
+  Report rep("test");
+  CHECK(rep.criterion("small", 1e-15, "<=", 1e-12));
+  CHECK_FALSE(rep.criterion("large", 0.5, "<=", 1e-12));
+  CHECK(rep.criterion("broken", 0.5, ">=", 1e-3));
+  CHECK_FALSE(rep.criterion("nan", std::nan(""), ">=", 1e-3));  // a NaN meets no bound
+  CHECK(rep.criteria_unmet() == 2);
+  const nlohmann::json& c = rep.json()["criteria"];
+  REQUIRE(c.size() == 4);
+  CHECK(c["small"]["measured"] == 1e-15);
+  CHECK(c["small"]["op"] == "<=");
+  CHECK(c["small"]["bound"] == 1e-12);
+  CHECK(c["small"]["met"] == true);
+  CHECK(c["large"]["met"] == false);
+  CHECK_THROWS_WITH_AS(rep.criterion("strict", 1.0, ">", 0.0), doctest::Contains("use \">=\" or \"<=\""), Error);
+}
+
 TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an error naming why, before any work") {
   Device d = Device::cpu;
   CLI::App app;
