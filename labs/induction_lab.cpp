@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <string_view>
 
 #include "nn/data_parallel.h"
 #include "nn/optim.h"
@@ -154,7 +155,7 @@ History train_repeat(TinyCharLM& model, const TrainSetup& s, Generator& gen, con
   h.loss.reserve(static_cast<size_t>(s.steps));
   nn::Communicator& comm = s.comm ? *s.comm : nn::world();
   std::optional<nn::DataParallel> dp;
-  if (comm.size() > 1) {
+  if (std::string_view(comm.backend()) != "single") {  // a one-rank MPI or NCCL job too: the same path
     dp.emplace(comm, model.parameters());
     dp->broadcast_parameters();
   }

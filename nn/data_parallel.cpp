@@ -1,6 +1,8 @@
 // nn/data_parallel.cpp — the parameter broadcast and the flat-buffer gradient average.
 #include "nn/data_parallel.h"
 
+#include <string_view>
+
 #include "engine/error.h"
 #include "engine/tape.h"
 #include "ops/indexing.h"
@@ -27,7 +29,7 @@ void DataParallel::broadcast_parameters(int root) {
 }
 
 void DataParallel::average_gradients() {
-  if (comm_.size() == 1) return;
+  if (std::string_view(comm_.backend()) == "single") return;  // a one-rank MPI or NCCL job still runs the collectives
   NoGradGuard ng;
   // Which parameters any rank has a gradient for: one flag each, summed over the ranks.
   std::vector<double> has(params_.size());
