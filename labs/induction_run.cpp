@@ -76,13 +76,6 @@ History train(TinyCharLM& m, TrainSetup s, Generator& gen, const std::string& na
   return train_repeat(m, s, gen, [&line](int64_t d, int64_t t, double f, double l) { line(d, t, f, l); });
 }
 
-// The acceptance checks (what reproducing the text means here), printed and kept in the JSON under "criteria".
-void criterion(Report& rep, const std::string& what, double measured, const std::string& op, double bound) {
-  const bool met = op == ">=" ? measured >= bound : measured <= bound;
-  fmt::print("  {:<52} {:>8.3f}  {} {:<6} {}\n", what, measured, op, bound, met ? "met" : "NOT MET");
-  rep.json()["criteria"][what] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
-}
-
 std::string row_str(const std::vector<double>& v) {
   std::string s;
   for (double x : v) s += fmt::format("{}{:.2f}", s.empty() ? "" : " ", x);
@@ -271,18 +264,18 @@ void run_induction(Report& rep, const LabOptions& o) {
 
   rep.section("acceptance checks");
   rep.json()["criteria"] = nlohmann::json::object();
-  criterion(rep, "2 blocks: later-copy accuracy", c2.acc, ">=", 0.8);
-  if (o.steps > 0) criterion(rep, "1 block: later-copy accuracy", c1.acc, "<=", 0.2);
+  rep.criterion("2 blocks: later-copy accuracy", c2.acc, ">=", 0.8);
+  if (o.steps > 0) rep.criterion("1 block: later-copy accuracy", c1.acc, "<=", 0.2);
   if (o.shortcut_steps > 0) {
-    criterion(rep, "shortcut: second-copy accuracy, L = 32", sc32_acc, ">=", 0.95);
-    criterion(rep, "shortcut: second-copy accuracy, L = 24", sc24_acc, "<=", 0.1);
-    criterion(rep, "shortcut: attention mass at offset 31, L = 24", mass31, ">=", 0.8);
+    rep.criterion("shortcut: second-copy accuracy, L = 32", sc32_acc, ">=", 0.95);
+    rep.criterion("shortcut: second-copy accuracy, L = 24", sc24_acc, "<=", 0.1);
+    rep.criterion("shortcut: attention mass at offset 31, L = 24", mass31, ">=", 0.8);
   }
-  criterion(rep, "block 1: strongest previous-token head", prev1, ">=", 0.4);
-  criterion(rep, "block 2: strongest induction head", ind2, ">=", 0.25);
-  criterion(rep, "OV diagonal fraction", diag, ">=", 0.5);
+  rep.criterion("block 1: strongest previous-token head", prev1, ">=", 0.4);
+  rep.criterion("block 2: strongest induction head", ind2, ">=", 0.25);
+  rep.criterion("OV diagonal fraction", diag, ">=", 0.5);
   if (o.load.empty() && o.steps > 0 && o.shortcut_steps > 0)  // the whole lab ran (on a 2-core machine: 6 minutes)
-    criterion(rep, "whole lab, seconds", total, "<=", 360);
+    rep.criterion("whole lab, seconds", total, "<=", 360);
 }
 
 bool run_compare_devices(Report& rep, const LabOptions& o, int64_t steps) {

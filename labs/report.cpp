@@ -165,6 +165,21 @@ void Report::tolerance(const std::string& key, double measured, double bound) {
   fmt::print("  {:<34} {:>10.2e}   <= {:.0e}  {}\n", key, measured, bound, ok ? "ok" : "EXCEEDS");
 }
 
+bool Report::criterion(const std::string& name, double measured, const std::string& op, double bound) {
+  if (op != ">=" && op != "<=" && op != "==")
+    throw Error(fmt::format("{}: criterion '{}' has the operator '{}'; use >=, <= or ==", lab_, name, op));
+  const bool met = op == ">=" ? measured >= bound : op == "<=" ? measured <= bound : measured == bound;
+  if (!met) ++criteria_failures_;
+  fmt::print("  {:<52} {:>8.3f}  {} {:<6} {}\n", name, measured, op, bound, met ? "met" : "NOT MET");
+  json_["criteria"][name] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
+  return met;
+}
+
+void Report::criterion_not_applicable(const std::string& name, const std::string& why) {
+  fmt::print("  {:<52} not checked: {}\n", name, why);
+  json_["criteria_not_applicable"][name] = why;
+}
+
 void Report::write_json(const std::string& path) const {
   std::ofstream f(path);
   if (!f) throw Error(fmt::format("{}: cannot write --json file '{}'", lab_, path));

@@ -37,6 +37,15 @@ class Report {
   // Counted apart from the comparisons with the text: see tolerance_failures().
   void tolerance(const std::string& key, double measured, double bound);
 
+  // An acceptance check — what reproducing the text means — printed as "  name  measured  op bound
+  // met" and kept in the JSON under "criteria": {name: {measured, op, bound, met}}. op is ">=",
+  // "<=" or "=="; NaN meets none. Returns whether it is met; criteria_failures() counts the rest.
+  bool criterion(const std::string& name, double measured, const std::string& op, double bound);
+  // A check this run cannot make (say, it needs a trained model), with the reason: printed and
+  // kept in the JSON under "criteria_not_applicable" {name: why}, never counted as met.
+  void criterion_not_applicable(const std::string& name, const std::string& why);
+  int criteria_failures() const { return criteria_failures_; }
+
   int mismatches() const { return mismatches_; }
   int compared() const { return compared_; }
   int tolerance_failures() const { return tolerance_failures_; }
@@ -50,6 +59,7 @@ class Report {
   std::string section_ = "main";
   int mismatches_ = 0, compared_ = 0;
   int tolerance_checks_ = 0, tolerance_failures_ = 0;
+  int criteria_failures_ = 0;
 };
 
 bool stdout_is_terminal();

@@ -184,6 +184,25 @@ TEST_CASE("saturation: 5000 draws, seed 0, within 0.02 of the text's medians and
 }
 
 
+TEST_CASE("labs: acceptance criteria are recorded as name -> measured, op, bound, met, and failures counted") {
+  Report rep("test");
+  CHECK(rep.criterion("at least", 0.9, ">=", 0.8));
+  CHECK(rep.criterion("exactly", 32, "==", 32));
+  CHECK_FALSE(rep.criterion("at most", 0.3, "<=", 0.2));
+  CHECK_FALSE(rep.criterion("NaN meets nothing", std::nan(""), ">=", 0));
+  CHECK_THROWS_AS(rep.criterion("bad operator", 1, "<", 2), Error);
+  rep.criterion_not_applicable("needs training", "a short run");
+  CHECK(rep.criteria_failures() == 2);
+  const nlohmann::json& c = rep.json()["criteria"];
+  CHECK(c.size() == 4);
+  CHECK(c["exactly"]["measured"] == 32.0);
+  CHECK(c["exactly"]["op"] == "==");
+  CHECK(c["exactly"]["bound"] == 32.0);
+  CHECK(c["exactly"]["met"] == true);
+  CHECK(c["at most"]["met"] == false);
+  CHECK(rep.json()["criteria_not_applicable"]["needs training"] == "a short run");
+}
+
 TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an error naming why, before any work") {
   Device d = Device::cpu;
   CLI::App app;
