@@ -17,19 +17,26 @@
 // --forward ops (or ops-table) runs the model's forward written out here from ops
 // (forward_from_ops), to try a change to nn/tinycharlm.cpp's forward before making it there; the
 // default is the model's own.
+//
+// Under `mpirun -np N` it trains data-parallel (nn/data_parallel.h): each rank runs forward and
+// backward on its B/N rows of the batch, the gradients are averaged before the AdamW step (inside
+// the "backward" phase), and rank 0 prints the JSON, with "ranks": N (bench/run-data-parallel).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench_util.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
+#include "nn/comm.h"
 #include "nn/data.h"
+#include "nn/data_parallel.h"
 #include "nn/optim.h"
 #include "nn/tinycharlm.h"
 #include "ops/attention.h"
@@ -127,6 +134,13 @@ Timings train(const Args& a, int warmup, int steps) {
   nn::TinyCharLM model(nn::TinyCharLMConfig{}, gen);
   nn::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.0});
   nn::RepeatedBatch data = nn::repeated_batch(a.batch, a.seq, 64, 16, 32, gen);  // (B, seq)
+  std::optional<nn::DataParallel> dp;
+  if (nn::world().size() > 1) {  // this rank's rows of the batch
+    dp.emplace(nn::world(), model.parameters());
+    dp->broadcast_parameters();
+    const nn::DataParallel::Shard r = dp->shard(a.batch);
+    data.tokens = data.tokens.slice(0, r.begin, r.end);
+  }
   const Tensor inputs = data.tokens.slice(1, 0, a.seq - 1).contiguous();   // (B, T)
   const Tensor targets = data.tokens.slice(1, 1, a.seq).contiguous();      // (B, T)
 
@@ -153,6 +167,7 @@ Timings train(const Args& a, int warmup, int steps) {
     BackwardOptions bo;
     if (a.profile) bo.observer = &obs;
     backward(loss, Tensor(), bo);
+    if (dp) dp->average_gradients();
     const auto t3 = Clock::now();
     opt.step();
     const auto t4 = Clock::now();
@@ -201,11 +216,12 @@ int main(int argc, char** argv) {
                  r1.losses.back());
     }
     Timings t = train(a, a.warmup, a.steps);
+    if (nn::world().rank() != 0) return 0;  // under mpirun, rank 0 reports
     std::string out = fmt::format(
-        "{{\"impl\": \"handgrad\", \"forward\": \"{}\", \"threads\": {}, "
+        "{{\"impl\": \"handgrad\", \"ranks\": {}, \"forward\": \"{}\", \"threads\": {}, "
         "\"batch\": {}, \"positions\": {}, \"steps\": {}, \"ms_per_step_median\": {:.3f}, \"ms_per_step_mean\": {:.3f}, "
         "\"ms_per_step_min\": {:.3f}, \"cpu_ms_per_step_median\": {:.3f}, \"first_loss\": {:.9g}, \"last_loss\": {:.9g}",
-        a.forward, num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
+        nn::world().size(), a.forward, num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
         t.step.empty() ? 0.0 : *std::min_element(t.step.begin(), t.step.end()), median(t.cpu), t.losses.front(), t.losses.back());
     if (a.phases)
       out += fmt::format(", \"phases_ms_median\": {{\"forward\": {:.3f}, \"loss\": {:.3f}, \"backward\": {:.3f}, "
@@ -222,7 +238,9 @@ int main(int argc, char** argv) {
     fmt::print("{}}}\n", out);
     return 0;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_tinycharlm: {}\n", e.what());
+    fmt::print(stderr, "bench_tinycharlm{}: {}\n", hg::nn::rank_label().empty() ? "" : " on " + hg::nn::rank_label(),
+               e.what());
+    hg::nn::abort_job_if_parallel(2);
     return 2;
   }
 }

@@ -504,7 +504,7 @@ void run(Report& rep, const Options& o, int& failures) {
   } else {
     for (const std::string& n : k_names) rep.criterion_not_applicable(n, untrained_why);
   }
-  failures = rep.criteria_failures();
+  failures = rep.criteria_unmet();
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <string_view>
 
+#include "nn/data_parallel.h"
 #include "nn/optim.h"
 
 namespace hg::lab::induction {
@@ -62,20 +65,35 @@ std::vector<DeviceBatch> upload_batches(int64_t count, const TrainSetup& s, Gene
   return out;
 }
 
+// Rows [begin, end) of a batch (this rank's shard).
+RepeatedBatch rows(const RepeatedBatch& b, nn::DataParallel::Shard r) {
+  return {b.tokens.slice(0, r.begin, r.end), b.lengths.slice(0, r.begin, r.end)};
+}
+
 // The CPU loop: split_losses reads the logits in double precision (what the lab's CPU numbers
 // have always been), after every step.
 void train_on_cpu(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Generator& gen, const Progress& progress,
-                  History& h) {
+                  History& h, nn::DataParallel* dp) {
   for (int64_t step = 0; step < s.steps; ++step) {
-    const RepeatedBatch b = nn::repeated_batch(s.batch, s.seq, s.vocab, s.Lmin, s.Lmax, gen);
+    RepeatedBatch b = nn::repeated_batch(s.batch, s.seq, s.vocab, s.Lmin, s.Lmax, gen);
+    if (dp) b = rows(b, dp->shard(s.batch));
     nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(b)), targets_of(b), b.lengths);
     opt.zero_grad();
     l.loss.backward();
+    if (dp) dp->average_gradients();
     opt.step();
-    h.first.push_back(l.first);
-    h.later.push_back(l.later);
-    h.loss.push_back(l.loss.item());
-    if (progress) progress(step + 1, s.steps, l.first, l.later);
+    double loss = l.loss.item(), first = l.first, later = l.later;
+    if (dp) {  // the global batch's numbers: the split means weighted by how many targets each rank had
+      const auto nf = static_cast<double>(l.n_first), nl = static_cast<double>(l.n_later);
+      const std::vector<double> m = dp->average({loss, nf > 0 ? first * nf : 0.0, nf, nl > 0 ? later * nl : 0.0, nl});
+      loss = m[0];
+      first = m[1] / m[2];
+      later = m[3] / m[4];
+    }
+    h.first.push_back(first);
+    h.later.push_back(later);
+    h.loss.push_back(loss);
+    if (progress) progress(step + 1, s.steps, first, later);
   }
 }
 
@@ -83,7 +101,7 @@ void train_on_cpu(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Genera
 // (none of which waits for the device), then one read-back of the chunk's losses. Each step's loss,
 // first-copy and later-copy loss go into row `step` of a (steps, 3) device buffer.
 void train_on_device(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Generator& gen, const Progress& progress,
-                     History& h) {
+                     History& h, nn::DataParallel* dp) {
   const Device device = model.device();
   const int64_t every = std::max<int64_t>(1, s.read_every);
   const Tensor losses = empty({s.steps, 3}, DType::f32, device);  // (steps, 3): loss, first, later
@@ -91,7 +109,11 @@ void train_on_device(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Gen
     const int64_t count = std::min(every, s.steps - start);
     const std::vector<DeviceBatch> batches = upload_batches(count, s, gen, device);
     for (int64_t k = 0; k < count; ++k) {
-      const DeviceBatch& b = batches[static_cast<size_t>(k)];
+      DeviceBatch b = batches[static_cast<size_t>(k)];
+      if (dp) {
+        const nn::DataParallel::Shard r = dp->shard(s.batch);
+        for (Tensor* t : {&b.inputs, &b.targets, &b.first_targets, &b.later_targets}) *t = t->slice(0, r.begin, r.end);
+      }
       const Tensor logits = model.forward(b.inputs);  // (B, T - 1, V)
       const Tensor loss = cross_entropy(logits, b.targets);
       {
@@ -103,9 +125,12 @@ void train_on_device(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Gen
       }
       opt.zero_grad();
       loss.backward();
+      if (dp) dp->average_gradients();
       opt.step();
     }
-    const std::vector<double> v = losses.slice(0, start, start + count).to_vector();  // (count, 3)
+    const Tensor chunk = losses.slice(0, start, start + count);
+    if (dp) dp->comm().all_reduce(chunk, nn::Reduce::average);  // the mean of the ranks' means
+    const std::vector<double> v = chunk.to_vector();  // (count, 3)
     for (int64_t k = 0; k < count; ++k) {
       const size_t r = static_cast<size_t>(3 * k);
       h.loss.push_back(v[r]);
@@ -128,9 +153,16 @@ History train_repeat(TinyCharLM& model, const TrainSetup& s, Generator& gen, con
   h.first.reserve(static_cast<size_t>(s.steps));
   h.later.reserve(static_cast<size_t>(s.steps));
   h.loss.reserve(static_cast<size_t>(s.steps));
+  nn::Communicator& comm = s.comm ? *s.comm : nn::world();
+  std::optional<nn::DataParallel> dp;
+  if (std::string_view(comm.backend()) != "single") {  // a one-rank MPI or NCCL job too: the same path
+    dp.emplace(comm, model.parameters());
+    dp->broadcast_parameters();
+  }
+  nn::DataParallel* ranks = dp ? &*dp : nullptr;
   const auto t0 = std::chrono::steady_clock::now();
-  if (model.device() == Device::cpu) train_on_cpu(model, opt, s, gen, progress, h);
-  else train_on_device(model, opt, s, gen, progress, h);
+  if (model.device() == Device::cpu) train_on_cpu(model, opt, s, gen, progress, h, ranks);
+  else train_on_device(model, opt, s, gen, progress, h, ranks);
   h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return h;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "handgrad.h"
+#include "nn/comm.h"
 #include "nn/data.h"
 #include "nn/tinycharlm.h"
 
@@ -44,6 +45,9 @@ struct TrainSetup {
   int64_t vocab = 64;
   double lr = 1e-3;
   int64_t read_every = 50;  // on a GPU: batches uploaded and losses read back once every this many steps
+  // Data-parallel training: every rank draws the same global batch and trains on its rows
+  // (nn/data_parallel.h). Null: nn::world(), which is one process unless the lab runs under mpirun.
+  nn::Communicator* comm = nullptr;
 };
 
 struct History {
@@ -66,6 +70,11 @@ nn::TinyCharLMConfig model_config(int64_t blocks, bool bias = false);
 // step waits for the device: the run goes in chunks of setup.read_every steps, each with one
 // upload of its batches and one read-back of its losses (two host waits per chunk); the losses are
 // cross_entropy's on the device (float32; the first/later splits through targets set to ignore_index).
+// With several ranks (setup.comm, or nn::world() under mpirun) the parameters are first broadcast
+// from rank 0, each rank trains on its rows of every global batch of setup.batch (which the rank
+// count must divide), the gradients are averaged before each step, and the History holds the
+// global batch's losses (on the CPU the split means weighted by their counts, on a GPU the mean of
+// the ranks' means), the same on every rank.
 History train_repeat(nn::TinyCharLM& model, const TrainSetup& setup, Generator& gen, const Progress& progress = {});
 
 // eval_copy: first-copy loss, later-copy loss and later-copy accuracy on a fresh batch.

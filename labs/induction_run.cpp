@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
 #include "induction_plots.h"
 #include "nn/checkpoint.h"
@@ -103,6 +104,12 @@ void run_induction(Report& rep, const LabOptions& o) {
                        "timing varies by hundreds of steps between seeds: with the default seed {} it falls near step "
                        "1,500; with seed 0 it comes near 2,000 and needs --steps 3000.",
                        o.shortcut_steps, o.steps, kSeed));
+  const nn::Communicator& ranks = nn::world();
+  rep.json()["ranks"] = ranks.size();
+  if (std::string_view(ranks.backend()) != "single")
+    rep.text(fmt::format("data-parallel: {} rank{} ({}) each trained on {} of every batch's {} sequences, the "
+                         "gradients averaged before each step", ranks.size(), ranks.size() == 1 ? "" : "s",
+                         ranks.backend(), o.batch / ranks.size(), o.batch));
   rep.text("The text's numbers come from one PyTorch run; ours come from handgrad's own generator, so digits differ "
            "(DIFFERS below is expected); the acceptance checks at the end say whether the result is reproduced.");
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -165,19 +166,22 @@ void Report::tolerance(const std::string& key, double measured, double bound) {
   fmt::print("  {:<34} {:>10.2e}   <= {:.0e}  {}\n", key, measured, bound, ok ? "ok" : "EXCEEDS");
 }
 
-bool Report::criterion(const std::string& name, double measured, const std::string& op, double bound) {
+bool Report::criterion(const std::string& what, double measured, const std::string& op, double bound) {
   if (op != ">=" && op != "<=" && op != "==")
-    throw Error(fmt::format("{}: criterion '{}' has the operator '{}'; use >=, <= or ==", lab_, name, op));
+    fail(lab_, "criterion '{}' has the comparison '{}'; use \">=\", \"<=\" or \"==\"", what, op);
   const bool met = op == ">=" ? measured >= bound : op == "<=" ? measured <= bound : measured == bound;
-  if (!met) ++criteria_failures_;
-  fmt::print("  {:<52} {:>8.3f}  {} {:<6} {}\n", name, measured, op, bound, met ? "met" : "NOT MET");
-  json_["criteria"][name] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
+  if (!met) ++criteria_unmet_;
+  // Fixed decimals for ordinary sizes, exponent notation for the tiny differences some labs bound.
+  const double a = std::abs(measured);
+  const std::string m = a == 0.0 || (a >= 1e-3 && a < 1e6) ? fmt::format("{:.3f}", measured) : fmt::format("{:.2e}", measured);
+  fmt::print("  {:<58} {:>8}  {} {:<6} {}\n", what, m, op, bound, met ? "met" : "NOT MET");
+  json_["criteria"][what] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
   return met;
 }
 
-void Report::criterion_not_applicable(const std::string& name, const std::string& why) {
-  fmt::print("  {:<52} not checked: {}\n", name, why);
-  json_["criteria_not_applicable"][name] = why;
+void Report::criterion_not_applicable(const std::string& what, const std::string& why) {
+  fmt::print("  {:<58} not checked: {}\n", what, why);
+  json_["criteria_not_applicable"][what] = why;
 }
 
 void Report::write_json(const std::string& path) const {
@@ -270,15 +274,24 @@ std::string device_description(Device device) {
 
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body) {
   try {
+    const bool first_rank = nn::world().rank() == 0;
+    if (!first_rank) quiet_stdout();  // under mpirun only rank 0 reports
     Report rep(lab);
     body(rep);
     rep.summary();
-    if (!json_path.empty()) rep.write_json(json_path);
+    if (!json_path.empty() && first_rank) rep.write_json(json_path);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    const std::string who = nn::rank_label();
+    fmt::print(stderr, "error{}: {}\n", who.empty() ? "" : " on " + who, e.what());
+    nn::abort_job_if_parallel(1);
     return 1;
   }
   return 0;
+}
+
+void quiet_stdout() {
+  std::fflush(stdout);
+  if (!std::freopen("/dev/null", "w", stdout)) fail("quiet_stdout", "cannot open /dev/null to silence this rank's report");
 }
 
 int run_lab(const std::string& lab, const std::string& json_path, Device device,

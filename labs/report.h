@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "handgrad.h"
+#include "nn/comm.h"
 
 namespace hg::lab {
 
@@ -36,15 +37,15 @@ class Report {
   // A small error that must stay within `bound` ("max |formula - tape|  3.1e-12  <= 1e-08 ok").
   // Counted apart from the comparisons with the text: see tolerance_failures().
   void tolerance(const std::string& key, double measured, double bound);
-
-  // An acceptance check — what reproducing the text means — printed as "  name  measured  op bound
-  // met" and kept in the JSON under "criteria": {name: {measured, op, bound, met}}. op is ">=",
-  // "<=" or "=="; NaN meets none. Returns whether it is met; criteria_failures() counts the rest.
-  bool criterion(const std::string& name, double measured, const std::string& op, double bound);
+  // An acceptance check of the lab (what reproducing the text means there): `measured op bound`,
+  // op ">=", "<=" or "==" (a NaN meets none). Printed as "  what  measured  op bound  met" (or "NOT
+  // MET") and kept in the JSON under "criteria" as {what: {measured, op, bound, met}}; a lab whose
+  // exit status follows its checks reads criteria_unmet(). Returns whether it is met.
+  bool criterion(const std::string& what, double measured, const std::string& op, double bound);
   // A check this run cannot make (say, it needs a trained model), with the reason: printed and
-  // kept in the JSON under "criteria_not_applicable" {name: why}, never counted as met.
-  void criterion_not_applicable(const std::string& name, const std::string& why);
-  int criteria_failures() const { return criteria_failures_; }
+  // kept in the JSON under "criteria_not_applicable" {what: why}, never counted as met.
+  void criterion_not_applicable(const std::string& what, const std::string& why);
+  int criteria_unmet() const { return criteria_unmet_; }
 
   int mismatches() const { return mismatches_; }
   int compared() const { return compared_; }
@@ -59,7 +60,7 @@ class Report {
   std::string section_ = "main";
   int mismatches_ = 0, compared_ = 0;
   int tolerance_checks_ = 0, tolerance_failures_ = 0;
-  int criteria_failures_ = 0;
+  int criteria_unmet_ = 0;
 };
 
 bool stdout_is_terminal();
@@ -86,12 +87,16 @@ CLI::Option* add_device_option(CLI::App& app, Device& device);
 std::string device_description(Device device);
 
 // Runs a lab's body with a fresh Report, prints the summary, writes --json when a path is given.
-// An exception is printed as "error: ..." and gives exit status 1.
+// An exception is printed as "error: ..." and gives exit status 1. Under mpirun (nn::world() of
+// several ranks) only rank 0 prints the report and writes the JSON; an error on any rank is
+// printed naming the rank ("error on rank 1 of 2 (mpi): ...") and ends every rank of the job.
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body);
 // The same for a lab that takes --device: first checks the device (an unusable one is an error,
 // exit status 1, before any work), then prints it as the report's first line ("device: ...") and
 // records it in the JSON ("device", "device_summary").
 int run_lab(const std::string& lab, const std::string& json_path, Device device,
             const std::function<void(Report&)>& body);
+// Sends this process's stdout to /dev/null (what a rank other than 0 does with its report).
+void quiet_stdout();
 
 }  // namespace hg::lab

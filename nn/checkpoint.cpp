@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -190,6 +191,38 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   return out;
 }
 
+// Where the bytes come from: a file (read a piece at a time, so a large checkpoint is never held
+// twice) or a buffer already in memory. `label` names it in every message.
+class Source {
+ public:
+  Source(const std::string& path, std::ifstream& f) : label(path), file_(&f) {
+    f.seekg(0, std::ios::end);
+    const std::streamoff size_off = f.tellg();
+    if (size_off < 0) fail("load_safetensors", "{}: cannot determine the file's size", path);
+    size_ = static_cast<uint64_t>(size_off);
+  }
+  Source(const std::string& name, std::span<const std::byte> bytes) : label(name), bytes_(bytes), size_(bytes.size()) {}
+
+  uint64_t size() const { return size_; }
+  // Reads [at, at + n), which the caller has checked lies within size(); false when the read fails.
+  bool read(uint64_t at, void* dst, uint64_t n) {
+    if (!file_) {
+      std::memcpy(dst, bytes_.data() + at, n);
+      return true;
+    }
+    file_->seekg(static_cast<std::streamoff>(at));
+    file_->read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
+    return static_cast<bool>(*file_);
+  }
+
+  const std::string label;
+
+ private:
+  std::ifstream* file_ = nullptr;
+  std::span<const std::byte> bytes_;
+  uint64_t size_ = 0;
+};
+
 // The file's size and its header, parsed: the 8-byte length, within the file and the limit, then
 // the JSON object, refusing a tensor name that appears twice at the top level (JSON keeps the last).
 struct Header {
@@ -197,19 +230,15 @@ struct Header {
   json json_header;
 };
 
-Header read_header(std::ifstream& f, const std::string& path) {
+Header read_header(Source& src) {
   const char* op = "load_safetensors";
-  f.seekg(0, std::ios::end);
-  const std::streamoff size_off = f.tellg();
-  if (size_off < 0) fail(op, "{}: cannot determine the file's size", path);
-  const uint64_t file_size = static_cast<uint64_t>(size_off);
-  f.seekg(0);
+  const std::string& path = src.label;
+  const uint64_t file_size = src.size();
   if (file_size < 8)
     fail(op, "{}: the file has {} bytes, too few for the 8-byte header length; it is truncated or not a "
          "safetensors file", path, file_size);
   unsigned char len_bytes[8];
-  f.read(reinterpret_cast<char*>(len_bytes), 8);
-  if (!f) fail(op, "{}: reading the 8-byte header length failed", path);
+  if (!src.read(0, len_bytes, 8)) fail(op, "{}: reading the 8-byte header length failed", path);
   const uint64_t header_len = get_u64_le(len_bytes);
   if (header_len >= kMaxHeader)
     fail(op, "{}: the header length field says {} bytes, above the {} byte limit; the file is corrupt or not a "
@@ -218,8 +247,7 @@ Header read_header(std::ifstream& f, const std::string& path) {
     fail(op, "{}: the header length field says {} bytes, but only {} bytes follow it; the file is truncated", path,
          header_len, file_size - 8);
   std::string text(header_len, '\0');
-  f.read(text.data(), static_cast<std::streamsize>(header_len));
-  if (!f) fail(op, "{}: reading the {}-byte header failed", path, header_len);
+  if (!src.read(8, text.data(), header_len)) fail(op, "{}: reading the {}-byte header failed", path, header_len);
 
   std::set<std::string> keys;
   json header;
@@ -269,13 +297,13 @@ void check_spans(const std::string& path, std::vector<Entry>& entries, uint64_t 
 
 }  // namespace
 
-SafetensorsFile load_safetensors(const std::string& path) {
+namespace {
+
+// The loader proper, over either source: the header, each entry, the spans, then the data.
+SafetensorsFile load_from(Source& src) {
   const char* op = "load_safetensors";
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(op, "{}: is a folder; give the path of a .safetensors file", path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(op, "{}: cannot open the file (does it exist? is it readable?)", path);
-  const Header h = read_header(f, path);
+  const std::string& path = src.label;
+  const Header h = read_header(src);
   const json& header = h.json_header;
 
   SafetensorsFile out;
@@ -302,10 +330,9 @@ SafetensorsFile load_safetensors(const std::string& path) {
     Tensor t = empty(e.shape, e.dtype);
     const uint64_t nbytes = e.end - e.begin;
     if (nbytes > 0) {
-      f.seekg(static_cast<std::streamoff>(data_start + e.begin));
-      f.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(nbytes));
-      if (!f) fail(op, "{}: reading tensor '{}' ({} bytes at offset {}) failed; did the file change?", path, e.name,
-                   nbytes, data_start + e.begin);
+      if (!src.read(data_start + e.begin, t.raw_data(), nbytes))
+        fail(op, "{}: reading tensor '{}' ({} bytes at offset {}) failed; did the file change?", path, e.name,
+             nbytes, data_start + e.begin);
     }
     if (e.dtype == DType::b8) {
       const uint8_t* b = t.data_ptr<const uint8_t>();
@@ -316,6 +343,23 @@ SafetensorsFile load_safetensors(const std::string& path) {
     out.tensors.emplace_back(e.name, t);
   }
   return out;
+}
+
+}  // namespace
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  const char* op = "load_safetensors";
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(op, "{}: is a folder; give the path of a .safetensors file", path);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(op, "{}: cannot open the file (does it exist? is it readable?)", path);
+  Source src(path, f);
+  return load_from(src);
+}
+
+SafetensorsFile load_safetensors(std::span<const std::byte> bytes, const std::string& name) {
+  Source src(name, bytes);
+  return load_from(src);
 }
 
 // ---------------------------------------------------------------- modules

@@ -7,7 +7,9 @@
 // Reading validates everything against the file's size before touching the data: a truncated,
 // oversized or malformed file is an hg::Error, never a read out of bounds.
 #pragma once
+#include <cstddef>
 #include <map>
+#include <span>
 #include <string>
 
 #include "nn/module.h"
@@ -22,6 +24,9 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 SafetensorsFile load_safetensors(const std::string& path);
+// The same rules, over bytes already in memory (a download, an archive member, a fuzzer's input);
+// `name` stands for the path in messages.
+SafetensorsFile load_safetensors(std::span<const std::byte> bytes, const std::string& name = "<memory>");
 
 // A module's parameters, by name. Saving reads them from whatever device they are on (a GPU's
 // are downloaded); loading copies each value into its parameter on the parameter's own device,

@@ -4,12 +4,14 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 
 #include "handgrad.h"
@@ -261,19 +263,38 @@ TEST_CASE("safetensors: every kind of malformed file is an hg::Error naming the 
       {"metadata not an object", st_file(R"({"__metadata__":"x"})", ""), "\"__metadata__\" must be an object"},
       {"BOOL byte 2", st_file(R"({"m":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})", Bytes("\x01\x02", 2)), "holds the byte 2 at element 1"},
   };
+  // Each case is also a file of the fuzz corpus (tests/fuzz/corpus/safetensors/malformed-*), which
+  // fuzz_replay and the fuzzer start from. HANDGRAD_WRITE_CORPUS=1 rewrites those files from the
+  // cases above; otherwise they must match them byte for byte.
+  const fs::path corpus = fs::path(HANDGRAD_SOURCE_DIR) / "tests/fuzz/corpus/safetensors";
+  const bool write_corpus = std::getenv("HANDGRAD_WRITE_CORPUS") != nullptr;
   for (const Bad& c : cases) {
     CAPTURE(c.what);
     const std::string p = tmp.path("bad.safetensors");
     write_file(p, c.file);
-    try {
-      (void)load_safetensors(p);
-      FAIL("loaded without an error");
-    } catch (const Error& e) {
-      std::string m = e.what();
-      INFO(m);
-      CHECK(m.rfind("load_safetensors: " + p + ": ", 0) == 0);
-      CHECK(m.find(c.message) != std::string::npos);
+    for (const bool from_memory : {false, true}) {
+      CAPTURE(from_memory);
+      const std::string label = from_memory ? "<memory>" : p;
+      try {
+        if (from_memory)
+          (void)load_safetensors(std::span<const std::byte>(reinterpret_cast<const std::byte*>(c.file.data()), c.file.size()));
+        else
+          (void)load_safetensors(p);
+        FAIL("loaded without an error");
+      } catch (const Error& e) {
+        std::string m = e.what();
+        INFO(m);
+        CHECK(m.rfind("load_safetensors: " + label + ": ", 0) == 0);
+        CHECK(m.find(c.message) != std::string::npos);
+      }
     }
+    std::string slug = "malformed-";
+    for (const char ch : std::string(c.what)) slug += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    if (write_corpus)
+      write_file((corpus / slug).string(), c.file);
+    else
+      CHECK_MESSAGE(read_file((corpus / slug).string()) == c.file,
+                    "the corpus file " << slug << " is missing or stale; rerun with HANDGRAD_WRITE_CORPUS=1");
   }
   CHECK_THROWS_WITH_AS(load_safetensors(tmp.path("missing.safetensors")), doctest::Contains("cannot open"), Error);
   CHECK_THROWS_WITH_AS(load_safetensors(tmp.dir.string()), doctest::Contains("is a folder"), Error);

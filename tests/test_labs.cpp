@@ -184,23 +184,28 @@ TEST_CASE("saturation: 5000 draws, seed 0, within 0.02 of the text's medians and
 }
 
 
-TEST_CASE("labs: acceptance criteria are recorded as name -> measured, op, bound, met, and failures counted") {
+TEST_CASE("labs: a criterion is printed, kept in the JSON as {measured, op, bound, met} and counted when unmet") {
   Report rep("test");
-  CHECK(rep.criterion("at least", 0.9, ">=", 0.8));
-  CHECK(rep.criterion("exactly", 32, "==", 32));
-  CHECK_FALSE(rep.criterion("at most", 0.3, "<=", 0.2));
-  CHECK_FALSE(rep.criterion("NaN meets nothing", std::nan(""), ">=", 0));
-  CHECK_THROWS_AS(rep.criterion("bad operator", 1, "<", 2), Error);
-  rep.criterion_not_applicable("needs training", "a short run");
-  CHECK(rep.criteria_failures() == 2);
+  CHECK(rep.criterion("small", 1e-15, "<=", 1e-12));
+  CHECK_FALSE(rep.criterion("large", 0.5, "<=", 1e-12));
+  CHECK(rep.criterion("broken", 0.5, ">=", 1e-3));
+  CHECK_FALSE(rep.criterion("nan", std::nan(""), ">=", 1e-3));  // a NaN meets no bound
+  CHECK(rep.criteria_unmet() == 2);
   const nlohmann::json& c = rep.json()["criteria"];
-  CHECK(c.size() == 4);
-  CHECK(c["exactly"]["measured"] == 32.0);
+  REQUIRE(c.size() == 4);
+  CHECK(c["small"]["measured"] == 1e-15);
+  CHECK(c["small"]["op"] == "<=");
+  CHECK(c["small"]["bound"] == 1e-12);
+  CHECK(c["small"]["met"] == true);
+  CHECK(c["large"]["met"] == false);
+  CHECK_THROWS_WITH_AS(rep.criterion("strict", 1.0, ">", 0.0), doctest::Contains("use \">=\", \"<=\" or \"==\""), Error);
+  CHECK(rep.criterion("exactly", 32, "==", 32));
+  CHECK_FALSE(rep.criterion("not exactly", 31, "==", 32));
   CHECK(c["exactly"]["op"] == "==");
-  CHECK(c["exactly"]["bound"] == 32.0);
-  CHECK(c["exactly"]["met"] == true);
-  CHECK(c["at most"]["met"] == false);
+  rep.criterion_not_applicable("needs training", "a short run");  // reported, never counted as met
+  CHECK(rep.criteria_unmet() == 3);
   CHECK(rep.json()["criteria_not_applicable"]["needs training"] == "a short run");
+  CHECK_FALSE(rep.json()["criteria"].contains("needs training"));
 }
 
 TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an error naming why, before any work") {

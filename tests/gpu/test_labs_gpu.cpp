@@ -20,6 +20,7 @@
 #include "gpu_compare.h"
 #include "handgrad.h"
 #include "labs/lookup_case.h"
+#include "labs/permutation_case.h"
 #include "labs/saturation_case.h"
 #include "labs/shapes_case.h"
 #include "labs/three_token_case.h"
@@ -299,6 +300,46 @@ TEST_CASE("labs on cuda: saturation, 5000 draws, seed 0") {
   CHECK(std::abs(gpu.scaled.mean_entropy - 2.36) <= 0.02);
   CHECK(std::abs(gpu.unscaled.score_std - std::sqrt(128.0)) < 0.3);
   CHECK(std::abs(gpu.scaled.score_std - 1.0) < 0.03);
+}
+
+TEST_CASE("labs on cuda: permutation, every order's outputs and gradients, and the two sentences") {
+  LabDiff diff("permutation (three tokens in 6 orders, random Q, K, V in 5 orders, the two sentences)");
+  auto compare = [&diff](const std::string& what, const PermutationCheck& gpu, const PermutationCheck& cpu) {
+    REQUIRE(gpu.signals.size() == cpu.signals.size());
+    for (size_t s = 0; s < gpu.signals.size(); ++s) {
+      const SignalCheck &g = gpu.signals[s], &c = cpu.signals[s];
+      REQUIRE(g.orders.size() == c.orders.size());
+      for (size_t i = 0; i < g.orders.size(); ++i) {
+        const std::string at = fmt::format("{}, {}, order {}: ", what, order_signal_name(g.signal), order_str(g.orders[i].order));
+        diff.tensor(at + "O", g.orders[i].run.O, c.orders[i].run.O);
+        diff.tensor(at + "dQ", g.orders[i].run.dQ, c.orders[i].run.dQ);
+        diff.tensor(at + "dK", g.orders[i].run.dK, c.orders[i].run.dK);
+        diff.tensor(at + "dV", g.orders[i].run.dV, c.orders[i].run.dV);
+      }
+    }
+    // The lab's checks hold on the GPU too.
+    CHECK(gpu.at(OrderSignal::none).outputs() <= 1e-12);
+    CHECK(gpu.at(OrderSignal::none).gradients() <= 1e-12);
+    for (OrderSignal s : {OrderSignal::causal_mask, OrderSignal::rope, OrderSignal::learned_positions})
+      CHECK(gpu.at(s).outputs() >= 1e-3);
+  };
+  compare("three tokens", permutation_check(three_token_attention_inputs(0, Device::cuda), all_orders(3)),
+          permutation_check(three_token_attention_inputs(0), all_orders(3)));
+  Generator gen(5);
+  const std::vector<Order> orders = random_orders(6, 5, gen);
+  compare("random", permutation_check(random_attention_inputs(6, 8, 0, Device::cuda), orders),
+          permutation_check(random_attention_inputs(6, 8, 0), orders));
+
+  const PressureLimit gpu = pressure_limit(0, 4, Device::cuda), cpu = pressure_limit(0);
+  for (size_t s = 0; s < gpu.pairs.size(); ++s) {
+    const std::string at = order_signal_name(gpu.pairs[s].signal);
+    diff.tensor("sentence a, " + at, gpu.pairs[s].a.O, cpu.pairs[s].a.O);
+    diff.tensor("sentence b, " + at, gpu.pairs[s].b.O, cpu.pairs[s].b.O);
+  }
+  diff.report();
+  CHECK(gpu.at(OrderSignal::none).max_diff() <= 1e-12);
+  for (OrderSignal s : {OrderSignal::causal_mask, OrderSignal::rope, OrderSignal::learned_positions})
+    CHECK(gpu.at(s).max_diff() >= 1e-3);
 }
 
 #endif  // HANDGRAD_WITH_LABKIT
