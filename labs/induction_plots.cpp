@@ -1,4 +1,5 @@
-// labs/induction_plots.cpp — CSV files and gnuplot pictures for the induction lab.
+// labs/induction_plots.cpp — CSV files and gnuplot pictures for the induction lab, and the matrix
+// writer and gnuplot runner the circuits lab draws with too.
 #include "induction_plots.h"
 
 #include <fmt/format.h>
@@ -8,6 +9,43 @@
 #include <fstream>
 
 #include "report.h"
+
+namespace hg::lab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::ofstream open_for_writing(const std::string& path, const std::string& lab) {
+  std::ofstream f(path);
+  if (!f) fail(lab, "cannot write '{}' (is --out a writable folder?)", path);
+  return f;
+}
+
+}  // namespace
+
+void write_matrix_csv(const std::string& path, const Tensor& m) {  // rows of comma-separated values
+  std::ofstream f = open_for_writing(path, "write_matrix_csv");
+  const Tensor c = m.detach().to(DType::f64).to(Device::cpu).contiguous();
+  const std::vector<double> v = c.to_vector();
+  const int64_t R = c.size(0), K = c.size(1);
+  for (int64_t i = 0; i < R; ++i) {
+    for (int64_t j = 0; j < K; ++j) f << (j ? "," : "") << fmt::format("{:.6g}", v[static_cast<size_t>(i * K + j)]);
+    f << "\n";
+  }
+}
+
+void run_gnuplot(const std::string& dir, const std::string& script, const std::string& lab) {
+  {
+    std::ofstream f = open_for_writing((fs::path(dir) / "plots.gp").string(), lab);
+    f << script;
+  }
+  const std::string cmd = fmt::format("cd {} && gnuplot plots.gp 2> gnuplot.log", shell_quote(dir));
+  if (std::system(cmd.c_str()) != 0)
+    fail(lab, "gnuplot failed on {}/plots.gp (its messages are in {}/gnuplot.log)", dir, dir);
+}
+
+}  // namespace hg::lab
 
 namespace hg::lab::induction {
 
@@ -23,17 +61,6 @@ std::ofstream open_out(const std::string& path) {
 
 // The shortest text that reads back as the same double, so runs can be compared bit for bit.
 std::string at(const std::vector<double>& v, size_t i) { return i < v.size() ? fmt::format("{}", v[i]) : ""; }
-
-void write_matrix(const std::string& path, const Tensor& m) {  // rows of comma-separated values
-  std::ofstream f = open_out(path);
-  const Tensor c = m.detach().to(DType::f64).contiguous();
-  const std::vector<double> v = c.to_vector();
-  const int64_t R = c.size(0), K = c.size(1);
-  for (int64_t i = 0; i < R; ++i) {
-    for (int64_t j = 0; j < K; ++j) f << (j ? "," : "") << fmt::format("{:.6g}", v[static_cast<size_t>(i * K + j)]);
-    f << "\n";
-  }
-}
 
 }  // namespace
 
@@ -80,10 +107,10 @@ std::vector<std::string> write_csv(const std::string& dir, const Outputs& o) {
       for (size_t h = 0; h < o.scores.prev[b].size(); ++h)
         f << b + 1 << "," << h << "," << at(o.scores.prev[b], h) << "," << at(o.scores.induction[b], h) << "\n";
   }
-  if (o.C.defined()) write_matrix(path("ov_matrix.csv"), o.C);
+  if (o.C.defined()) write_matrix_csv(path("ov_matrix.csv"), o.C);
   for (size_t b = 0; b < o.maps.size(); ++b)
     for (int64_t h = 0; h < o.maps[b].size(0); ++h)
-      write_matrix(path(fmt::format("attention_block{}_head{}.csv", b + 1, h)), o.maps[b].select(0, h));
+      write_matrix_csv(path(fmt::format("attention_block{}_head{}.csv", b + 1, h)), o.maps[b].select(0, h));
   return files;
 }
 
@@ -136,13 +163,7 @@ std::vector<std::string> draw_pictures(const std::string& dir, const Outputs& o)
                           b + 1, h, b + 1, h);
     gp += "unset multiplot\n";
   }
-  {
-    std::ofstream f = open_out((fs::path(dir) / "plots.gp").string());
-    f << gp;
-  }
-  const std::string cmd = fmt::format("cd {} && gnuplot plots.gp 2> gnuplot.log", shell_quote(dir));
-  if (std::system(cmd.c_str()) != 0)
-    fail("induction", "gnuplot failed on {}/plots.gp (its messages are in {}/gnuplot.log)", dir, dir);
+  run_gnuplot(dir, gp, "induction");
   return pngs;
 }
 

@@ -167,9 +167,9 @@ void Report::tolerance(const std::string& key, double measured, double bound) {
 }
 
 bool Report::criterion(const std::string& what, double measured, const std::string& op, double bound) {
-  if (op != ">=" && op != "<=")
-    fail(lab_, "criterion '{}' has the comparison '{}'; use \">=\" or \"<=\"", what, op);
-  const bool met = op == ">=" ? measured >= bound : measured <= bound;
+  if (op != ">=" && op != "<=" && op != "==")
+    fail(lab_, "criterion '{}' has the comparison '{}'; use \">=\", \"<=\" or \"==\"", what, op);
+  const bool met = op == ">=" ? measured >= bound : op == "<=" ? measured <= bound : measured == bound;
   if (!met) ++criteria_unmet_;
   // Fixed decimals for ordinary sizes, exponent notation for the tiny differences some labs bound.
   const double a = std::abs(measured);
@@ -177,6 +177,11 @@ bool Report::criterion(const std::string& what, double measured, const std::stri
   fmt::print("  {:<58} {:>8}  {} {:<6} {}\n", what, m, op, bound, met ? "met" : "NOT MET");
   json_["criteria"][what] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
   return met;
+}
+
+void Report::criterion_not_applicable(const std::string& what, const std::string& why) {
+  fmt::print("  {:<58} not checked: {}\n", what, why);
+  json_["criteria_not_applicable"][what] = why;
 }
 
 void Report::write_json(const std::string& path) const {

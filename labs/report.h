@@ -38,15 +38,18 @@ class Report {
   // Counted apart from the comparisons with the text: see tolerance_failures().
   void tolerance(const std::string& key, double measured, double bound);
   // An acceptance check of the lab (what reproducing the text means there): `measured op bound`,
-  // op ">=" or "<=" (a NaN meets neither). Printed as "  what  measured  op bound  met" (or "NOT
+  // op ">=", "<=" or "==" (a NaN meets none). Printed as "  what  measured  op bound  met" (or "NOT
   // MET") and kept in the JSON under "criteria" as {what: {measured, op, bound, met}}; a lab whose
   // exit status follows its checks reads criteria_unmet(). Returns whether it is met.
   bool criterion(const std::string& what, double measured, const std::string& op, double bound);
+  // A check this run cannot make (say, it needs a trained model), with the reason: printed and
+  // kept in the JSON under "criteria_not_applicable" {what: why}, never counted as met.
+  void criterion_not_applicable(const std::string& what, const std::string& why);
+  int criteria_unmet() const { return criteria_unmet_; }
 
   int mismatches() const { return mismatches_; }
   int compared() const { return compared_; }
   int tolerance_failures() const { return tolerance_failures_; }
-  int criteria_unmet() const { return criteria_unmet_; }
   nlohmann::json& json() { return json_; }
   void write_json(const std::string& path) const;  // throws hg::Error if the file cannot be written
   void summary();  // "N numbers compared with the text, M disagree"

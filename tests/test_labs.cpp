@@ -198,7 +198,14 @@ TEST_CASE("labs: a criterion is printed, kept in the JSON as {measured, op, boun
   CHECK(c["small"]["bound"] == 1e-12);
   CHECK(c["small"]["met"] == true);
   CHECK(c["large"]["met"] == false);
-  CHECK_THROWS_WITH_AS(rep.criterion("strict", 1.0, ">", 0.0), doctest::Contains("use \">=\" or \"<=\""), Error);
+  CHECK_THROWS_WITH_AS(rep.criterion("strict", 1.0, ">", 0.0), doctest::Contains("use \">=\", \"<=\" or \"==\""), Error);
+  CHECK(rep.criterion("exactly", 32, "==", 32));
+  CHECK_FALSE(rep.criterion("not exactly", 31, "==", 32));
+  CHECK(c["exactly"]["op"] == "==");
+  rep.criterion_not_applicable("needs training", "a short run");  // reported, never counted as met
+  CHECK(rep.criteria_unmet() == 3);
+  CHECK(rep.json()["criteria_not_applicable"]["needs training"] == "a short run");
+  CHECK_FALSE(rep.json()["criteria"].contains("needs training"));
 }
 
 TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an error naming why, before any work") {
