@@ -136,14 +136,18 @@ std::vector<std::string> draw_pictures(const std::string& dir, const Outputs& o)
                           b + 1, h, b + 1, h);
     gp += "unset multiplot\n";
   }
-  {
-    std::ofstream f = open_out((fs::path(dir) / "plots.gp").string());
-    f << gp;
-  }
-  const std::string cmd = fmt::format("cd {} && gnuplot plots.gp 2> gnuplot.log", shell_quote(dir));
-  if (std::system(cmd.c_str()) != 0)
-    fail("induction", "gnuplot failed on {}/plots.gp (its messages are in {}/gnuplot.log)", dir, dir);
+  run_gnuplot(dir, "plots.gp", gp);
   return pngs;
+}
+
+void run_gnuplot(const std::string& dir, const std::string& script_name, const std::string& script) {
+  {
+    std::ofstream f = open_out((fs::path(dir) / script_name).string());
+    f << script;
+  }
+  const std::string cmd = fmt::format("cd {} && gnuplot {} 2> gnuplot.log", shell_quote(dir), shell_quote(script_name));
+  if (std::system(cmd.c_str()) != 0)
+    fail("gnuplot", "gnuplot failed on {}/{} (its messages are in {}/gnuplot.log)", dir, script_name, dir);
 }
 
 }  // namespace hg::lab::induction

@@ -26,4 +26,8 @@ bool gnuplot_available();
 // PNG paths. Throws hg::Error when gnuplot fails.
 std::vector<std::string> draw_pictures(const std::string& dir, const Outputs& o);
 
+// Writes `script` to `dir`/`script_name` and runs gnuplot on it in `dir` (its messages go to
+// `dir`/gnuplot.log). Throws hg::Error when gnuplot fails.
+void run_gnuplot(const std::string& dir, const std::string& script_name, const std::string& script);
+
 }  // namespace hg::lab::induction
