@@ -429,38 +429,50 @@ void run_held_out(Report& rep, const ExerciseOptions& o) {
     f.close();
     rep.text(fmt::format("  {}/exercise6_embedding_gradients.csv: per row, both paths' Σ‖g‖² and how far it moved", o.out));
     draw(rep, o, "exercise6.gp", "exercise6_embedding_gradients.png",
-         fmt::format("set output 'exercise6_embedding_gradients.png'\nset title 'gradient each embedding row received "
-                     "over training (rows {0}-63 never looked up: their lookup path is exactly 0, not drawn on the log "
-                     "scale)'\nset xlabel 'embedding row (token)'\nset ylabel 'sum over steps of |dE[v]|^2'\nset logscale "
+         fmt::format("set output 'exercise6_embedding_gradients.png'\nset title \"gradient each embedding row received "
+                     "over training\\nrows {0}-63 are never looked up: their lookup path is exactly 0 (not drawn on "
+                     "the log scale)\"\nset xrange [-1:{2}]\nset xlabel 'embedding row (token)'\nset ylabel 'sum over steps of |dE[v]|^2'\nset logscale "
                      "y\nset grid\nset key top right\nset arrow from {1},graph 0 to {1},graph 1 nohead dt 2\n"
                      "plot 'exercise6_embedding_gradients.csv' every ::1 using 1:($2 > 0 ? $2 : 1/0) with points pt 7 "
                      "title 'lookup path (E[x])', '' every ::1 using 1:3 with points pt 5 title 'head path (h E^T)'\n",
-                     K, K - 0.5));
+                     K, K - 0.5, V));
   }
 
+  // The sentence about the held-out tokens, said from the numbers.
+  const double ln16 = std::log(16.0);
+  const bool fails = r.held_out.acc <= 0.2, at_ln16 = std::abs(r.held_out.later - ln16) < 0.15;
+  const bool collapsed = r.cos_held_end >= 0.9;
+  const std::string held_out_sentence =
+      !fails ? fmt::format("Completion does not fail here, against the text's prediction (later copies {:.2f} nats).",
+                           r.held_out.later)
+      : at_ln16 ? fmt::format("Completion fails, as the text says: chance among 16 tokens is 1/16 = 0.06, and the loss "
+                              "there ({:.2f} nats on the first copy, {:.2f} on the later ones) is about ln 16 = 2.77 "
+                              "on both — the model knows the next token is one of the sixteen, not which.",
+                              r.held_out.first, r.held_out.later)
+                : fmt::format("Completion fails, as the text says (chance among 16 tokens is 1/16 = 0.06; the loss "
+                              "there is {:.2f} nats on the first copy, {:.2f} on the later ones).",
+                              r.held_out.first, r.held_out.later);
   if (o.short_mode)
     rep.text("\nWhat the numbers show: --short trains too little for completion; what it shows already is the exact "
              "split: rows 48-63 got no gradient through the lookup, and the tied head moved them anyway.");
   else rep.text(fmt::format(
       "\nWhat the numbers show: on patterns of the tokens it trained on the model completes {:.2f} of the later-copy "
       "targets ({:.2f} with only tokens 32-47, as many repeats as the held-out test has); on tokens 48-63 {:.2f}. "
-      "Completion fails, as the text says: chance among 16 tokens is 1/16 = 0.06, and the loss there ({:.2f} nats on "
-      "the first copy, {:.2f} on the later ones) is about ln 16 = 2.77 on both — the model knows the next token is "
-      "one of the sixteen, not which. Rows 48-63 of E received exactly zero gradient through the lookup (they were "
+      "{} Rows 48-63 of E received exactly zero gradient through the lookup (they were "
       "never the input x); only the tied head's softmax moved them (Σ‖g‖² {:.2e}, against {:.2e} for rows 0-47 "
       "through both paths), always as wrong answers pushed down, all sixteen in nearly the same direction (against "
-      "the hidden states), so they ended almost one vector: mean cosine {:.2f} between them (rows 0-47: {:.2f}; "
+      "the hidden states), so they ended {}: mean cosine {:.2f} between them (rows 0-47: {:.2f}; "
       "{:.2f} and {:.2f} before training). Every matrix that reads a token as input was fitted on rows 0-47 only: "
       "block 1's W_OV, which writes the previous token's identity into the stream; block 2's W_QK = W_qᵀ W_k, which "
       "matches the current token's e_a against it (Equation 10.6.2); block 2's W_OV, whose copying boost "
       "C_ab = e_bᵀ W_OV e_a (Equation 10.6.4) needs the attended token's e_a — its diagonal is largest in {:.2f} of "
-      "the rows 0-47 and {:.2f} of the rows 48-63. Even perfect circuits could not tell the held-out tokens apart "
-      "through embeddings this alike. In large models every token's embedding is trained, and the heads read "
+      "the rows 0-47 and {:.2f} of the rows 48-63.{} In large models every token's embedding is trained, and the heads read "
       "features built by normalisation and feed-forward layers (and earlier blocks) that this attention-only model "
       "lacks.",
-      r.seen.acc, r.seen16.acc, r.held_out.acc, r.held_out.first, r.held_out.later, sum_of(r.head_squared, k, V),
-      sum_of(r.lookup_squared, 0, k) + sum_of(r.head_squared, 0, k), r.cos_held_end, r.cos_seen_end,
-      r.cos_held_start, r.cos_seen_start, r.ov_diag_seen, r.ov_diag_held));
+      r.seen.acc, r.seen16.acc, r.held_out.acc, held_out_sentence, sum_of(r.head_squared, k, V),
+      sum_of(r.lookup_squared, 0, k) + sum_of(r.head_squared, 0, k), collapsed ? "almost one vector" : "more alike",
+      r.cos_held_end, r.cos_seen_end, r.cos_held_start, r.cos_seen_start, r.ov_diag_seen, r.ov_diag_held,
+      collapsed ? " Even perfect circuits could not tell the held-out tokens apart through embeddings this alike." : ""));
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   rep.text(fmt::format("exercise 6 took {}", induction::duration_str(seconds)));
   rep.json()["timing"]["exercise 6 seconds"] = seconds;
