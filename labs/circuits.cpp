@@ -465,7 +465,7 @@ void run(Report& rep, const Options& o, int& failures) {
                   "set xlabel 'logit of token b'\nset ylabel 'token a'\n";
         script += "set title 'zero blocks, partner task: A = E E^T after training (rows: token, columns: logit)'\nplot "
               "'zero_block_partner_gram.csv' matrix with image notitle\n";
-        run_gnuplot(o.out, script, "circuits");
+        run_gnuplot(o.out, "plots.gp", script, "circuits");
         for (const char* n : {"composition_scores.png", "k_composition_matrices.png", "zero_block_partner_gram.png"})
           rep.text("  " + path(n));
       }
@@ -531,6 +531,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.pictures = !no_pictures;
   o.progress = !quiet;
+  // Under mpirun (nn/comm.h): the 2-block model trains on each rank's share of the induction lab's
+  // batch of 128; only rank 0 writes files.
+  if (const int rc = split_across_ranks(induction::TrainSetup{}.batch, {&o.out, &o.save}, o.progress); rc != 0)
+    return rc;
   int failures = 0;
   const int rc = run_lab("circuits", json, o.device, [&](Report& rep) { run(rep, o, failures); });
   return rc != 0 ? rc : failures > 0 ? 1 : 0;

@@ -59,24 +59,7 @@ int main(int argc, char** argv) {
   o.progress = !quiet;
 
   // Under mpirun (nn/comm.h): each rank trains on its share of --batch; only rank 0 writes files.
-  try {
-    hg::nn::Communicator& w = hg::nn::world();
-    const int ranks = w.size();
-    if (o.batch % ranks != 0) {
-      if (w.rank() == 0)
-        fmt::print(stderr, "--batch: {} does not split across the {} ranks mpirun started; give a batch that {} divides\n",
-                   o.batch, ranks, ranks);
-      return 2;
-    }
-    if (w.rank() != 0) {
-      o.out.clear();
-      o.save.clear();
-      o.progress = false;
-    }
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  if (const int rc = split_across_ranks(o.batch, {&o.out, &o.save}, o.progress); rc != 0) return rc;
 
   if (app.count("--compare-devices") > 0) {
     bool within = false;

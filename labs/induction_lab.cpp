@@ -16,8 +16,8 @@ namespace hg::lab::induction {
 using nn::RepeatedBatch;
 using nn::TinyCharLM;
 
-nn::TinyCharLMConfig model_config(int64_t blocks, bool bias) {
-  return {.vocab = 64, .d = 128, .heads = 4, .blocks = blocks, .pos = "rope", .bias = bias};
+nn::TinyCharLMConfig model_config(int64_t blocks, bool bias, const std::string& pos) {
+  return {.vocab = 64, .d = 128, .heads = 4, .blocks = blocks, .pos = pos, .bias = bias};
 }
 
 namespace {
@@ -79,7 +79,7 @@ void train_on_cpu(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Genera
     if (dp) b = rows(b, dp->shard(s.batch));
     nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(b)), targets_of(b), b.lengths);
     opt.zero_grad();
-    l.loss.backward();
+    hg::backward(l.loss, Tensor(), {.observer = s.observer});
     if (dp) dp->average_gradients();
     opt.step();
     double loss = l.loss.item(), first = l.first, later = l.later;
@@ -124,7 +124,7 @@ void train_on_device(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Gen
         losses.index({start + k, 2}).copy_(cross_entropy(z, b.later_targets, kIgnore));
       }
       opt.zero_grad();
-      loss.backward();
+      hg::backward(loss, Tensor(), {.observer = s.observer});
       if (dp) dp->average_gradients();
       opt.step();
     }

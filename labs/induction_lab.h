@@ -48,6 +48,9 @@ struct TrainSetup {
   // Data-parallel training: every rank draws the same global batch and trains on its rows
   // (nn/data_parallel.h). Null: nn::world(), which is one process unless the lab runs under mpirun.
   nn::Communicator* comm = nullptr;
+  // Sees every node of every training step's backward (engine/tape.h), e.g. to split a parameter's
+  // gradient by the path it came along; null: none.
+  const BackwardObserver* observer = nullptr;
 };
 
 struct History {
@@ -61,8 +64,9 @@ struct History {
 // TrainSetup::read_every steps (and after the last), then reported step by step.
 using Progress = std::function<void(int64_t done, int64_t total, double first, double later)>;
 
-// The model TinyCharLM(vocab 64, pos rope, `blocks` blocks, `bias`), initialised from `gen`.
-nn::TinyCharLMConfig model_config(int64_t blocks, bool bias = false);
+// The model TinyCharLM(vocab 64, d 128, 4 heads, `blocks` blocks, `bias`, positions `pos`: the
+// text's rope unless an exercise asks for another scheme).
+nn::TinyCharLMConfig model_config(int64_t blocks, bool bias = false, const std::string& pos = "rope");
 
 // Trains `model` in place on its device; the batches come from `gen` (the same generator that
 // initialised the model, as the text's torch.manual_seed(0) covers both), drawn on the host.

@@ -35,14 +35,15 @@ void write_matrix_csv(const std::string& path, const Tensor& m) {  // rows of co
   }
 }
 
-void run_gnuplot(const std::string& dir, const std::string& script, const std::string& lab) {
+void run_gnuplot(const std::string& dir, const std::string& script_name, const std::string& script,
+                 const std::string& lab) {
   {
-    std::ofstream f = open_for_writing((fs::path(dir) / "plots.gp").string(), lab);
+    std::ofstream f = open_for_writing((fs::path(dir) / script_name).string(), lab);
     f << script;
   }
-  const std::string cmd = fmt::format("cd {} && gnuplot plots.gp 2> gnuplot.log", shell_quote(dir));
+  const std::string cmd = fmt::format("cd {} && gnuplot {} 2> gnuplot.log", shell_quote(dir), shell_quote(script_name));
   if (std::system(cmd.c_str()) != 0)
-    fail(lab, "gnuplot failed on {}/plots.gp (its messages are in {}/gnuplot.log)", dir, dir);
+    fail(lab, "gnuplot failed on {}/{} (its messages are in {}/gnuplot.log)", dir, script_name, dir);
 }
 
 }  // namespace hg::lab
@@ -163,7 +164,7 @@ std::vector<std::string> draw_pictures(const std::string& dir, const Outputs& o)
                           b + 1, h, b + 1, h);
     gp += "unset multiplot\n";
   }
-  run_gnuplot(dir, gp, "induction");
+  run_gnuplot(dir, "plots.gp", gp, "induction");
   return pngs;
 }
 

@@ -9,10 +9,11 @@
 namespace hg::lab {
 
 // Shared with the other labs that draw. A matrix (2-d, any dtype or device) as rows of
-// comma-separated values; and gnuplot run on `script`, written to `dir`/plots.gp, inside `dir`
-// (its messages go to `dir`/gnuplot.log; an hg::Error naming `lab` when it fails).
+// comma-separated values; and gnuplot run on `script`, written to `dir`/`script_name`, inside
+// `dir` (its messages go to `dir`/gnuplot.log; an hg::Error naming `lab` when it fails).
 void write_matrix_csv(const std::string& path, const Tensor& m);
-void run_gnuplot(const std::string& dir, const std::string& script, const std::string& lab);
+void run_gnuplot(const std::string& dir, const std::string& script_name, const std::string& script,
+                 const std::string& lab);
 
 }  // namespace hg::lab
 

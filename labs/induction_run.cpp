@@ -24,57 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string duration_str(double s) {
-  const int64_t t = static_cast<int64_t>(s + 0.5);
-  return t >= 60 ? fmt::format("{}m{:02}s", t / 60, t % 60) : fmt::format("{}s", t);
-}
-
-// The progress line on stderr: rewritten in place (\r) on a terminal at most 5 times a second,
-// otherwise one line per ~10% of the steps. Losses are the means of the last 25 steps.
-class ProgressLine {
- public:
-  ProgressLine(std::string name, bool on) : name_(std::move(name)), on_(on), tty_(isatty(STDERR_FILENO) != 0) {}
-
-  void operator()(int64_t done, int64_t total, double first, double later) {
-    first_.push_back(first);
-    later_.push_back(later);
-    if (!on_) return;
-    const auto now = Clock::now();
-    const bool last = done == total;
-    if (tty_) {
-      if (!last && now - shown_ < std::chrono::milliseconds(200)) return;
-    } else {
-      const int64_t every = std::max<int64_t>(1, total / 10);
-      if (!last && done % every != 0) return;
-    }
-    shown_ = now;
-    const double el = std::chrono::duration<double>(now - start_).count();
-    const double rate = el > 0 ? static_cast<double>(done) / el : 0.0;
-    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
-    const std::string line = fmt::format("[{}] step {}/{}  first {:.2f}  later {:.2f}  {:.1f} steps/s  {} {}", name_, done,
-                                         total, tail(first_), tail(later_), rate, last ? "took" : "ETA",
-                                         duration_str(last ? el : eta));
-    if (tty_) fmt::print(stderr, "\r{:<100}{}", line, last ? "\n" : "");
-    else fmt::print(stderr, "{}\n", line);
-    std::fflush(stderr);
-  }
-
- private:
-  static double tail(const std::vector<double>& v) {
-    const size_t n = std::min<size_t>(25, v.size());
-    double s = 0;
-    for (size_t i = v.size() - n; i < v.size(); ++i) s += v[i];
-    return n ? s / static_cast<double>(n) : 0.0;
-  }
-  std::string name_;
-  bool on_, tty_;
-  Clock::time_point start_ = Clock::now(), shown_{};
-  std::vector<double> first_, later_;
-};
-
 History train(TinyCharLM& m, TrainSetup s, Generator& gen, const std::string& name, const LabOptions& o) {
   ProgressLine line(name, o.progress);
-  return train_repeat(m, s, gen, [&line](int64_t d, int64_t t, double f, double l) { line(d, t, f, l); });
+  return train_repeat(m, s, gen, line.callback());
 }
 
 std::string row_str(const std::vector<double>& v) {
@@ -90,6 +42,49 @@ double mean_of(const std::vector<double>& v, size_t lo, size_t hi) {  // mean of
 }
 
 }  // namespace
+
+std::string duration_str(double s) {
+  const int64_t t = static_cast<int64_t>(s + 0.5);
+  return t >= 60 ? fmt::format("{}m{:02}s", t / 60, t % 60) : fmt::format("{}s", t);
+}
+
+ProgressLine::ProgressLine(std::string name, bool on)
+    : name_(std::move(name)), on_(on), tty_(isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
+
+void ProgressLine::operator()(int64_t done, int64_t total, double first, double later) {
+  first_.push_back(first);
+  later_.push_back(later);
+  if (!on_) return;
+  const auto now = Clock::now();
+  const bool last = done == total;
+  if (tty_) {
+    if (!last && now - shown_ < std::chrono::milliseconds(200)) return;
+  } else {
+    const int64_t every = std::max<int64_t>(1, total / 10);
+    if (!last && done % every != 0) return;
+  }
+  shown_ = now;
+  const double el = std::chrono::duration<double>(now - start_).count();
+  const double rate = el > 0 ? static_cast<double>(done) / el : 0.0;
+  const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+  const std::string line = fmt::format("[{}] step {}/{}  first {:.2f}  later {:.2f}  {:.1f} steps/s  {} {}", name_, done,
+                                       total, tail(first_), tail(later_), rate, last ? "took" : "ETA",
+                                       duration_str(last ? el : eta));
+  if (tty_) fmt::print(stderr, "\r{:<100}{}", line, last ? "\n" : "");
+  else fmt::print(stderr, "{}\n", line);
+  std::fflush(stderr);
+}
+
+double ProgressLine::tail(const std::vector<double>& v) {
+  const size_t n = std::min<size_t>(25, v.size());
+  double s = 0;
+  for (size_t i = v.size() - n; i < v.size(); ++i) s += v[i];
+  return n ? s / static_cast<double>(n) : 0.0;
+}
+
+Progress ProgressLine::callback() {
+  return [this](int64_t d, int64_t t, double f, double l) { (*this)(d, t, f, l); };
+}
 
 void run_induction(Report& rep, const LabOptions& o) {
   const auto t_start = Clock::now();
@@ -296,9 +291,7 @@ bool run_compare_devices(Report& rep, const LabOptions& o, int64_t steps) {
                        o.batch, o.seed, steps));
   const TrainSetup setup{.steps = steps, .Lmin = 16, .Lmax = 32, .batch = o.batch};
   ProgressLine cpu_line("cpu", o.progress), gpu_line("cuda", o.progress);
-  const DeviceRuns runs = train_on_both_devices(
-      model_config(2), setup, o.seed, [&](int64_t d, int64_t t, double f, double l) { cpu_line(d, t, f, l); },
-      [&](int64_t d, int64_t t, double f, double l) { gpu_line(d, t, f, l); });
+  const DeviceRuns runs = train_on_both_devices(model_config(2), setup, o.seed, cpu_line.callback(), gpu_line.callback());
   const CurveDiff diff = curve_difference(runs.cpu.loss, runs.gpu.loss);
   // The bound holds over the first kDeviceCheckedSteps steps; later ones are reported only.
   const int64_t checked = std::min(steps, kDeviceCheckedSteps);

@@ -289,6 +289,26 @@ int run_lab(const std::string& lab, const std::string& json_path, const std::fun
   return 0;
 }
 
+int split_across_ranks(int64_t batch, const std::vector<std::string*>& rank0_outputs, bool& progress) {
+  try {
+    const nn::Communicator& w = nn::world();
+    if (batch % w.size() != 0) {
+      if (w.rank() == 0)
+        fmt::print(stderr, "--batch: {} does not split across the {} ranks mpirun started; give a batch that {} divides\n",
+                   batch, w.size(), w.size());
+      return 2;
+    }
+    if (w.rank() != 0) {
+      for (std::string* path : rank0_outputs) path->clear();
+      progress = false;
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
 void quiet_stdout() {
   std::fflush(stdout);
   if (!std::freopen("/dev/null", "w", stdout)) fail("quiet_stdout", "cannot open /dev/null to silence this rank's report");

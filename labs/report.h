@@ -98,5 +98,10 @@ int run_lab(const std::string& lab, const std::string& json_path, Device device,
             const std::function<void(Report&)>& body);
 // Sends this process's stdout to /dev/null (what a rank other than 0 does with its report).
 void quiet_stdout();
+// For a lab that trains, before any work: under mpirun (nn::world() of several ranks) refuses a
+// training batch the rank count does not divide (rank 0 says so, naming both) and, on every rank
+// but 0, empties the given output paths and turns the progress line off, so only rank 0 writes.
+// Returns 0 to go on, or the exit status to end with (2: the batch; 1: no communicator).
+int split_across_ranks(int64_t batch, const std::vector<std::string*>& rank0_outputs, bool& progress);
 
 }  // namespace hg::lab

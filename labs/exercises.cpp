@@ -1,0 +1,86 @@
+// exercises — exercises 3, 5 and 6 of "What Attention Computes" (10.6.6), each over the induction
+// lab's trained TinyCharLM: 3, the variable-period experiment with pos = none and alibi beside
+// rope; 5, a length-21 pattern repeated three times; 6, training on tokens 0-47 and testing on
+// 48-63, with the gradient of each embedding row split into the lookup and the tied head's path.
+// The computations are in exercises_case.cpp, the reports in exercises_run.cpp (the labkit); this
+// file parses flags. Exit status 1 unless every acceptance check of the exercises run is met.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "exercises_run.h"
+#include "nn/checkpoint.h"
+#include "report.h"
+
+using namespace hg;
+using namespace hg::lab;
+using namespace hg::lab::exercises;
+
+// Bounds of the numeric flags: far beyond any sensible run, small enough that no buffer sized
+// from them overflows.
+constexpr uint64_t kMaxSteps = 10'000'000, kMaxBatch = 1'000'000;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Exercises 3, 5 and 6 of 'What Attention Computes' (10.6.6), over the induction lab's TinyCharLM. "
+               "3: the variable-period experiment with pos = none and alibi beside rope (four models of 2,000 "
+               "steps: about 21 minutes on a busy 2-core machine, about 11 on an idle one); 5: a length-21 pattern "
+               "repeated three times, second copy against third, tokens that occur once or twice in the pattern "
+               "(about 5 minutes; seconds with --load); 6: trained on tokens 0-47, tested on 48-63, each embedding "
+               "row's gradient split into the lookup and the tied head's path (about 5 minutes). Exit status 1 unless every acceptance check is met. --short trains 30 steps and "
+               "checks only what holds without training (first-copy loss at chance, the restart of the second copy "
+               "unpredictable, the exact path split of the gradient); the full run adds the accuracy checks."};
+  ExerciseOptions o;
+  std::string json;
+  bool no_pictures = false, quiet = false;
+  int64_t steps = 0;
+  app.add_option("--exercise", o.exercise, "which exercise: 3, 5, 6, or all (one after another)")
+      ->required()->check(CLI::IsMember({"3", "5", "6", "all"}));
+  CLI::Option* steps_opt =
+      app.add_option("--steps", steps, "training steps of every model the exercise trains (default: 2000; 30 with --short)")
+          ->check(whole_number_in(1, kMaxSteps));
+  app.add_option("--seed", o.seed, "seed of the generator (initialisation, batches, evaluation)")
+      ->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
+  app.add_option("--eval-batch", o.eval_batch, "sequences per evaluation batch (exercise 5 uses twice as many)")
+      ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
+  app.add_option("--out", o.out, "folder for the CSV files and PNG pictures")->capture_default_str()->check(writable_folder());
+  app.add_option("--load", o.load, "exercise 5: load the 2-block rope model from this safetensors file (induction --save "
+                                   "writes one) instead of training it")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--short", o.short_mode, "a quick run: 30 training steps (unless --steps) of batch 32, evaluation batches "
+                                        "of 64, and only the checks that hold without training");
+  add_json_option(app, json);
+  app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
+  app.add_flag("--quiet", quiet, "no progress line on stderr");
+  add_device_option(app, o.device);
+  CLI11_PARSE(app, argc, argv);
+  if (steps_opt->count() > 0) o.steps = steps;
+  o.pictures = !no_pictures;
+  o.progress = !quiet;
+  if (o.short_mode && app.count("--eval-batch") == 0) o.eval_batch = 64;
+  if (!o.load.empty() && o.exercise != "5" && o.exercise != "all") {
+    fmt::print(stderr, "--load: only exercise 5 uses a trained model from a file (exercises 3 and 6 train their own)\n");
+    return 2;
+  }
+  if (!o.load.empty()) {  // read the checkpoint now, so a bad file is refused before any training
+    try {
+      Generator g(o.seed);
+      nn::TinyCharLM probe(induction::model_config(2), g);
+      nn::load_checkpoint(o.load, probe);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "--load: {}\n", e.what());
+      return 2;
+    }
+  }
+
+  // Under mpirun (nn/comm.h): each rank trains on its share of the batch; only rank 0 writes files.
+  if (const int rc = split_across_ranks(o.batch(), {&o.out}, o.progress); rc != 0) return rc;
+
+  int unmet = 0;
+  const int rc = run_lab("exercises", json, o.device, [&](Report& rep) {
+    rep.json()["criteria"] = nlohmann::json::object();
+    if (o.exercise == "3" || o.exercise == "all") run_positions(rep, o);
+    if (o.exercise == "5" || o.exercise == "all") run_three_copies(rep, o);
+    if (o.exercise == "6" || o.exercise == "all") run_held_out(rep, o);
+    unmet = rep.criteria_unmet();
+  });
+  return rc != 0 ? rc : unmet == 0 ? 0 : 1;
+}
