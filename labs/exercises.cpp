@@ -22,7 +22,7 @@ constexpr uint64_t kMaxSteps = 10'000'000, kMaxBatch = 1'000'000;
 int main(int argc, char** argv) {
   CLI::App app{"Exercises 3, 5 and 6 of 'What Attention Computes' (10.6.6), over the induction lab's TinyCharLM. "
                "3: the variable-period experiment with pos = none and alibi beside rope (four models of 2,000 "
-               "steps: about 21 minutes on a busy 2-core machine, about 11 on an idle one); 5: a length-21 pattern "
+               "steps: 9 minutes on an idle 2-core machine, up to 21 on a busy one); 5: a length-21 pattern "
                "repeated three times, second copy against third, tokens that occur once or twice in the pattern "
                "(about 5 minutes; seconds with --load); 6: trained on tokens 0-47, tested on 48-63, each embedding "
                "row's gradient split into the lookup and the tied head's path (about 5 minutes). Exit status 1 unless every acceptance check is met. --short trains 30 steps and "
