@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cpu/kernels.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -30,12 +31,14 @@ Tensor sum_grads(const Tensor& a, const Tensor& b) {
     // One pass, out = a + b (a clone then add_ would write out twice and read a twice).
     Tensor out = empty(a.shape(), a.dtype());
     dispatch_float(a.dtype(), "backward", [&]<typename T>() {
+      [[maybe_unused]] const cpu::Kernels& K = cpu::kernels();
       for_each_row<T, const T, const T>(
           out.shape(), {&out.strides(), &a.strides(), &b.strides()},
           std::make_tuple(out.data_ptr<T>(), a.data_ptr<const T>(), b.data_ptr<const T>()),
-          [](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
+          [&K](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
             auto [o, x, y] = p;
             if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+              if constexpr (std::is_same_v<T, float>) return K.vadd(o, x, y, n);  // cpu/kernels.h
               for (int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
             } else {
               for (int64_t i = 0; i < n; ++i) o[i * st[0]] = x[i * st[1]] + y[i * st[2]];

@@ -9,6 +9,7 @@
 
 #include "engine/backend.h"
 #include "engine/convert.h"
+#include "cpu/kernels.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -171,11 +172,17 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
   }
   dispatch_float(dtype(), "add_", [&]<typename T>() {
     const T a = static_cast<T>(alpha);
+    // alpha = 1 (a gradient summed in place): 1 · s is s exactly, so the kernel table's vadd
+    // (cpu/kernels.h) gives the same bits at the CPU's vector width.
+    const cpu::BinaryRow add_row = std::is_same_v<T, float> && alpha == 1.0 ? cpu::kernels().vadd : nullptr;
     for_each_row<T, const T>(shape(), {&strides(), &other.strides()},
                              std::make_tuple(data_ptr<T>(), other.data_ptr<const T>()),
-                             [a](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
+                             [a, add_row](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
                                auto [d, s] = p;
                                if (st[0] == 1 && st[1] == 1) {
+                                 if constexpr (std::is_same_v<T, float>) {
+                                   if (add_row) return add_row(d, d, s, n);
+                                 }
                                  for (int64_t i = 0; i < n; ++i) d[i] += a * s[i];
                                } else {
                                  for (int64_t i = 0; i < n; ++i) d[i * st[0]] += a * s[i * st[1]];

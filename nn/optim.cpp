@@ -23,12 +23,8 @@
 #include <cmath>
 #include <unordered_set>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HG_OPTIM_AVX2 1
-#endif
-
 #include "cuda/optim.h"
+#include "cpu/kernels.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/tape.h"
@@ -172,94 +168,8 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions opts) : Optimizer(std::mov
 //   denom = √v / √(1 − β2^t) + eps                      (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
 //   p = p + (−lr / (1 − β1^t)) · m / denom              param.addcdiv_(exp_avg, denom, value=-step_size)
 // The bias corrections and step size are Python floats (double) in PyTorch and here; each is
-// rounded to the parameter's dtype where it meets a tensor.
-namespace {
-
-template <typename T>
-struct AdamWScalars {  // one step's constants, in the parameter's dtype
-  T decay, b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, eps, neg_step;
-};
-
-// Elements [k, n): the update above, one element at a time.
-template <typename T>
-void adamw_update(const AdamWScalars<T>& c, T* __restrict w, const T* __restrict g, T* __restrict m,
-                  T* __restrict v, int64_t k, int64_t n) {
-  for (; k < n; ++k) {
-    const T mk = std::fma(c.one_minus_b1, g[k], m[k] * c.b1);
-    const T vk = std::fma(c.one_minus_b2 * g[k], g[k], v[k] * c.b2);
-    const T denom = std::sqrt(vk) / c.bc2_sqrt + c.eps;
-    m[k] = mk;
-    v[k] = vk;
-    w[k] = w[k] * c.decay + c.neg_step * mk / denom;
-  }
-}
-
-#ifdef HG_OPTIM_AVX2
-// The same operations, in the same order, eight floats or four doubles at a time. Every one is
-// correctly rounded (IEEE), so the lanes give exactly what adamw_update gives. Returns the
-// number of elements done; the caller finishes the tail with adamw_update.
-template <typename T>
-struct Avx2;
-template <>
-struct Avx2<float> {
-  using R = __m256;
-  static constexpr int64_t width = 8;
-};
-template <>
-struct Avx2<double> {
-  using R = __m256d;
-  static constexpr int64_t width = 4;
-};
-
-#define HG_AVX2 __attribute__((target("avx2,fma")))
-namespace avx2 {  // one name per operation for both widths
-HG_AVX2 inline __m256 set1(float x) { return _mm256_set1_ps(x); }
-HG_AVX2 inline __m256d set1(double x) { return _mm256_set1_pd(x); }
-HG_AVX2 inline __m256 load(const float* p) { return _mm256_loadu_ps(p); }
-HG_AVX2 inline __m256d load(const double* p) { return _mm256_loadu_pd(p); }
-HG_AVX2 inline void store(float* p, __m256 x) { _mm256_storeu_ps(p, x); }
-HG_AVX2 inline void store(double* p, __m256d x) { _mm256_storeu_pd(p, x); }
-HG_AVX2 inline __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
-HG_AVX2 inline __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
-HG_AVX2 inline __m256 mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
-HG_AVX2 inline __m256d mul(__m256d a, __m256d b) { return _mm256_mul_pd(a, b); }
-HG_AVX2 inline __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
-HG_AVX2 inline __m256d div(__m256d a, __m256d b) { return _mm256_div_pd(a, b); }
-HG_AVX2 inline __m256 sqrt(__m256 a) { return _mm256_sqrt_ps(a); }
-HG_AVX2 inline __m256d sqrt(__m256d a) { return _mm256_sqrt_pd(a); }
-HG_AVX2 inline __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
-HG_AVX2 inline __m256d fma(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
-}  // namespace avx2
-
-template <typename T>
-HG_AVX2 int64_t adamw_update_avx2(const AdamWScalars<T>& c, T* __restrict w, const T* __restrict g, T* __restrict m,
-                                  T* __restrict v, int64_t n) {
-  using R = typename Avx2<T>::R;
-  using namespace avx2;
-  const R decay = set1(c.decay), b1 = set1(c.b1), one_minus_b1 = set1(c.one_minus_b1), b2 = set1(c.b2),
-          one_minus_b2 = set1(c.one_minus_b2), bc2_sqrt = set1(c.bc2_sqrt), eps = set1(c.eps),
-          neg_step = set1(c.neg_step);
-  int64_t k = 0;
-  for (; k + Avx2<T>::width <= n; k += Avx2<T>::width) {
-    const R gk = load(g + k);
-    const R mk = fma(one_minus_b1, gk, mul(load(m + k), b1));
-    const R vk = fma(mul(one_minus_b2, gk), gk, mul(load(v + k), b2));
-    const R denom = add(div(sqrt(vk), bc2_sqrt), eps);
-    store(m + k, mk);
-    store(v + k, vk);
-    store(w + k, add(mul(load(w + k), decay), div(mul(neg_step, mk), denom)));
-  }
-  return k;
-}
-#undef HG_AVX2
-
-bool have_avx2_fma() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
-#endif
-
-}  // namespace
+// rounded to the parameter's dtype where it meets a tensor. The loop itself is the kernel
+// table's (cpu/kernels.h: adamw), the same bits at every instruction-set level.
 
 void AdamW::step() {
   for (size_t i = 0; i < params_.size(); ++i) check_state_device("AdamW", params_[i], m_[i]);
@@ -278,20 +188,17 @@ void AdamW::step() {
                                bias_correction2_sqrt, o_.eps, -step_size};
     on_device("AdamW", {p, g, m_[i], v_[i]}, [&] {
       dispatch_float(p.dtype(), "AdamW", [&]<typename T>() {
-        const AdamWScalars<T> c{static_cast<T>(step.decay),    static_cast<T>(step.b1),
-                                static_cast<T>(step.one_minus_b1), static_cast<T>(step.b2),
-                                static_cast<T>(step.one_minus_b2), static_cast<T>(step.bc2_sqrt),
-                                static_cast<T>(step.eps),      static_cast<T>(step.neg_step)};
-        T* w = p.data_ptr<T>();
-        const T* dw = g.data_ptr<const T>();
-        T* m = m_[i].data_ptr<T>();
-        T* v = v_[i].data_ptr<T>();
-        const int64_t n = p.numel();
-        int64_t done = 0;
-#ifdef HG_OPTIM_AVX2
-        if (have_avx2_fma()) done = adamw_update_avx2(c, w, dw, m, v, n);
-#endif
-        adamw_update(c, w, dw, m, v, done, n);
+        const cpu::AdamWConstants<T> c{static_cast<T>(step.decay),    static_cast<T>(step.b1),
+                                       static_cast<T>(step.one_minus_b1), static_cast<T>(step.b2),
+                                       static_cast<T>(step.one_minus_b2), static_cast<T>(step.bc2_sqrt),
+                                       static_cast<T>(step.eps),      static_cast<T>(step.neg_step)};
+        // The update, one fused loop at the CPU's vector width (cpu/kernels.h).
+        const cpu::Kernels& K = cpu::kernels();
+        auto update = [&](auto kernel) {
+          kernel(c, p.data_ptr<T>(), g.data_ptr<const T>(), m_[i].data_ptr<T>(), v_[i].data_ptr<T>(), p.numel());
+        };
+        if constexpr (std::is_same_v<T, float>) update(K.adamw_f32);
+        else update(K.adamw_f64);
       });
     }, HG_CUDA(cuda::adamw(p, g, m_[i], v_[i], step)));
     p.bump_version();

@@ -66,27 +66,36 @@ namespace {
 // sets the scores; p = exp(s − m) / Σ exp(s − m) over the visible keys, 0 where hidden, a row
 // with nothing visible all 0. Keys past the causal limit are never exponentiated. exp is
 // exp_fast: within 2 ulp of std::exp in float32 (softmax_rows's), exact std::exp in float64; the
-// max and the sum go over 8 lanes (ops/cpu_map.h), so P can differ from softmax()'s in the last bits.
+// max and the sum go over 8 lanes (cpu/rows.h), so P can differ from softmax()'s in the
+// last bits. float32 rows run the CPU level's kernels (cpu/kernels.h), the same bits.
 template <typename T>
 void softmax_slice(const Problem& p, T* S, int64_t mask_off, const Shape& ms) {
   const int64_t Tk = p.Tk;
+  [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;  // float32's
   for (int64_t i = 0; i < p.Tq; ++i) {
     T* row = S + i * Tk;
     const MaskRule<T> rule = mask_rule<T>(p, mask_off, ms, i);
     const int64_t visible = rule.visible;
     if (p.mask.defined())
       for (int64_t j = 0; j < visible; ++j) row[j] = rule(row[j], j);
-    const T m = max_lanes(row, visible);  // ops/cpu_map.h
+    T m;
+    if constexpr (std::is_same_v<T, float>) m = K->max(row, visible);
+    else m = max_lanes(row, visible);
     if (m == -std::numeric_limits<T>::infinity()) {  // nothing visible, or NaN in, NaN out
       bool nan = false;
       for (int64_t j = 0; j < visible; ++j) nan = nan || row[j] != row[j];
       std::fill(row, row + Tk, nan ? std::numeric_limits<T>::quiet_NaN() : T(0));
       continue;
     }
-    for (int64_t j = 0; j < visible; ++j) row[j] = exp_fast(row[j] - m);  // vectorised (ops/cpu_map.h)
-    const T total = sum_lanes<T>(visible, [&](int64_t j) { return row[j]; });
-    const T inv = 1 / total;
-    for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+    if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h)
+      K->exp_shift(row, visible, m);
+      K->scale(row, visible, 1 / K->sum(row, visible));  // p = e / Σ e as e · (1 / Σ e)
+    } else {
+      for (int64_t j = 0; j < visible; ++j) row[j] = exp_fast(row[j] - m);
+      const T total = sum_lanes<T>(visible, [&](int64_t j) { return row[j]; });
+      const T inv = 1 / total;
+      for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+    }
     std::fill(row + visible, row + Tk, T(0));
   }
 }
@@ -152,6 +161,7 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
     T* dKd = need_k ? b.dK.data_ptr<T>() : nullptr;
     const T scale = static_cast<T>(p.scale);
     T* dSd = need_ds ? b.dS.data_ptr<T>() : nullptr;  // the full dS, for a mask that requires grad
+    [[maybe_unused]] const cpu::Kernels* rows = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
     parallel_for(nb, Tq * Tk * (2 * dk + 2 * dv + 4), [&](int64_t begin, int64_t end) {
       std::vector<T> scratch(static_cast<size_t>(row_rule && !need_ds ? Tq * Tk : 0));  // (Tq, Tk): dP, then dS
       for (int64_t t = begin; t < end; ++t) {
@@ -164,8 +174,12 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
         for (int64_t i = 0; i < Tq; ++i) {  // the row rule
           const T* pr = Ps + i * Tk;
           T* r = dS + i * Tk;
-          const T D = sum_lanes<T>(Tk, [&](int64_t j) { return pr[j] * r[j]; });
-          for (int64_t j = 0; j < Tk; ++j) r[j] = pr[j] * (r[j] - D);
+          if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h)
+            rows->softmax_grad(r, pr, Tk, rows->dot(pr, r, Tk));
+          } else {
+            const T D = sum_lanes<T>(Tk, [&](int64_t j) { return pr[j] * r[j]; });
+            for (int64_t j = 0; j < Tk; ++j) r[j] = pr[j] * (r[j] - D);
+          }
         }
         if (need_q) gemm<T>(false, false, Tq, dk, Tk, scale, dS, Tk, K.data + K.offset(t), K.ld, dQd + t * Tq * dk, dk);
         if (need_k) gemm<T>(true, false, Tk, dk, Tq, scale, dS, Tk, Q.data + Q.offset(t), Q.ld, dKd + t * Tk * dk, dk);

@@ -28,12 +28,15 @@ Tensor map1(const char* op, cuda::UnaryCode kind, double scalar, const Tensor& x
   }, HG_CUDA(cuda::unary(kind, x.detach(), scalar)));
 }
 
+// `row`, when given, names the kernel table's float32 row loop for f (cpu/kernels.h).
 template <typename F>
-Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor& b, F f) {
+Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor& b, F f,
+            cpu::BinaryRow cpu::Kernels::*row = nullptr) {
   check_same_dtype_device(op, a, b);
   return on_device(op, {a, b}, [&] {
     return dispatch_float(a.dtype(), op, [&]<typename T>() {
-      return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); });
+      return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); },
+                         row ? cpu::kernels().*row : nullptr);
     });
   }, HG_CUDA(cuda::binary(kind, a.detach(), b.detach())));
 }
@@ -44,7 +47,8 @@ Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor
 // out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
 
 Tensor add(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("add", cuda::kAdd, a, b, [](auto x, auto y) { return x + y; });
+  Tensor out = map2("add", cuda::kAdd, a, b, [](auto x, auto y) { return x + y; },
+                    &cpu::Kernels::vadd);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("add", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -55,7 +59,8 @@ Tensor add(const Tensor& a, const Tensor& b, Site where) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("sub", cuda::kSub, a, b, [](auto x, auto y) { return x - y; });
+  Tensor out = map2("sub", cuda::kSub, a, b, [](auto x, auto y) { return x - y; },
+                    &cpu::Kernels::vsub);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     record("sub", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -70,7 +75,8 @@ Tensor sub(const Tensor& a, const Tensor& b, Site where) {
 // out = a / b  =>  da = sum_to(g / b), db = sum_to(-g * a / b^2)   saves a, b
 
 Tensor mul(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("mul", cuda::kMul, a, b, [](auto x, auto y) { return x * y; });
+  Tensor out = map2("mul", cuda::kMul, a, b, [](auto x, auto y) { return x * y; },
+                    &cpu::Kernels::vmul);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
@@ -84,7 +90,8 @@ Tensor mul(const Tensor& a, const Tensor& b, Site where) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("div", cuda::kDiv, a, b, [](auto x, auto y) { return x / y; });
+  Tensor out = map2("div", cuda::kDiv, a, b, [](auto x, auto y) { return x / y; },
+                    &cpu::Kernels::vdiv);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();

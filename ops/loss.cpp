@@ -84,13 +84,21 @@ Loss cross_entropy_cpu(const Tensor& logits, const Tensor& targets, int64_t igno
   dispatch_float(logits.dtype(), op, [&]<typename T>() {
     const T* xp = static_cast<const T*>(x.raw_data());
     T* lp = lse.data_ptr<T>();
+    [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
     parallel_for(N, 8 * C, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (t[r] == ignore_index) continue;
         const T* row = xp + r * C;
-        const T mt = max_lanes(row, C);  // ops/cpu_map.h
+        T mt;
+        double s;
+        if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h), same bits
+          mt = K->max(row, C);
+          s = K->exp_shift_sum_f64(row, C, mt);
+        } else {
+          mt = max_lanes(row, C);  // cpu/rows.h
+          s = sum_lanes<double>(C, [&](int64_t c) { return static_cast<double>(exp_fast(row[c] - mt)); });
+        }
         const double m = mt;
-        const double s = sum_lanes<double>(C, [&](int64_t c) { return static_cast<double>(exp_fast(row[c] - mt)); });
         const double l = m + std::log(s);
         lp[r] = static_cast<T>(l);
         row_loss[r] = l - static_cast<double>(row[t[r]]);
@@ -137,6 +145,7 @@ Tensor cross_entropy_backward_cpu(const Tensor& x_saved, const Tensor& targets, 
     const T* xp = static_cast<const T*>(xs.raw_data());
     const T* lp = static_cast<const T*>(lse.raw_data());
     T* dp = dlogits.data_ptr<T>();
+    [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
     parallel_for(N, 8 * C, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (tt[r] == ignore_index) {  // an ignored row does not enter L
@@ -145,9 +154,15 @@ Tensor cross_entropy_backward_cpu(const Tensor& x_saved, const Tensor& targets, 
         }
         const T l = lp[r], sc = static_cast<T>(scale);
         T* d = dp + r * C;
-        for (int64_t c = 0; c < C; ++c) d[c] = exp_fast(xp[r * C + c] - l);  // p_rc
-        d[tt[r]] -= 1;  // p − 1 is exact near p = 1, where the gradient is small
-        for (int64_t c = 0; c < C; ++c) d[c] *= sc;
+        if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h), same bits
+          K->exp_shift_to(d, xp + r * C, C, l);    // p_rc
+          d[tt[r]] -= 1;  // p − 1 is exact near p = 1, where the gradient is small
+          K->scale(d, C, sc);
+        } else {
+          for (int64_t c = 0; c < C; ++c) d[c] = exp_fast(xp[r * C + c] - l);  // p_rc
+          d[tt[r]] -= 1;
+          for (int64_t c = 0; c < C; ++c) d[c] *= sc;
+        }
       }
     });
   });

@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/ops.h"
+#include "cpu/kernels.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -97,6 +99,9 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
   std::vector<T> cos_t, sin_t;  // (T, d_h/2) each
   rope_tables<T>(T_len, half, start, base, direction, cos_t, sin_t);
   const SliceFn<T> rotate = slice_fn<T>(half);
+  // float32 slices with unit-stride rows run the CPU level's kernel (cpu/kernels.h): the
+  // same arithmetic as rotate_slice, at the level's vector width.
+  [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
 
   // The leading index slices (b, h) are independent: split them across threads. Each range
   // finds its first slice's offset, then walks the leading dimensions by odometer.
@@ -114,7 +119,14 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
       in_off += idx[d] * st[d];
     }
     for (int64_t o = begin; o < end; ++o) {
-      rotate(in_base + in_off, st_t, st_d, out_base + o * T_len * d_h, cos_t.data(), sin_t.data(), T_len, half);
+      const T* in = in_base + in_off;
+      T* out = out_base + o * T_len * d_h;
+      if constexpr (std::is_same_v<T, float>) {
+        if (st_d == 1) K->rope(out, in, st_t, cos_t.data(), sin_t.data(), T_len, half);  // the CPU level's kernel
+        else rotate(in, st_t, st_d, out, cos_t.data(), sin_t.data(), T_len, half);
+      } else {
+        rotate(in, st_t, st_d, out, cos_t.data(), sin_t.data(), T_len, half);
+      }
       for (int64_t d = lead_rank - 1; d >= 0; --d) {
         in_off += st[d];
         if (++idx[d] < shape[d]) break;

@@ -1,0 +1,95 @@
+// cpu/kernels.h — handgrad's own hot CPU loops, compiled once per instruction-set level
+// and chosen once, at start-up, from what the CPU can run.
+//
+// The library itself is compiled for baseline x86-64 (128-bit SSE2 vectors), so it runs on any
+// x86-64 CPU. The loops below are the exception: the same source (cpu/kernels_impl.h) is
+// compiled three times, each file with its own flags (CMakeLists.txt) — baseline, AVX2 + FMA
+// (256-bit), AVX-512 (512-bit) — into one table of function pointers per level, as PyTorch's
+// ATen does with its CPU_CAPABILITY. kernels() returns the table of the widest level the CPU
+// supports, or the one HANDGRAD_CPU_CAPABILITY=baseline|avx2|avx512 names (ATEN_CPU_CAPABILITY's
+// counterpart; asking for a level the CPU lacks is an error, not a silent fallback).
+//
+// Every level gives the same bits. The kernel files are compiled with floating-point
+// contraction off, so the compiler fuses no product into a sum (the only fused multiply-adds are
+// AdamW's explicit std::fma, which are exact whatever the instruction); every other operation
+// is one correctly rounded IEEE operation per element, whatever the vector width; and every
+// reduction goes over the same 8 lanes in the same order (cpu/rows.h). So a level changes
+// how fast a step runs, never its numbers — tests/test_cpu_kernels.cpp holds every level the CPU
+// has to the baseline's bits, NaN, infinities and every length's tail included. Elsewhere (other
+// CPUs) only the baseline is built.
+//
+// Each kernel works on contiguous float32 rows (AdamW also float64); the callers in ops/ and nn/
+// walk strides and threads and call these on the innermost rows.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hg::cpu {
+
+enum class Capability { baseline, avx2, avx512 };
+
+// One AdamW step's constants in the parameter's dtype (nn/optim.cpp derives them).
+template <typename T>
+struct AdamWConstants {
+  T decay, b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, eps, neg_step;
+};
+
+// o ← a ∘ b over n floats (the elementwise kernels below)
+using BinaryRow = void (*)(float* o, const float* a, const float* b, int64_t n);
+
+struct Kernels {
+  Capability level;
+
+  // ---- rows for softmax and cross-entropy
+  float (*max)(const float* x, int64_t n);                      // max over 8 lanes, NaN skipped; −inf for n = 0
+  float (*sum)(const float* x, int64_t n);                      // Σ over 8 lanes
+  void (*exp_shift)(float* x, int64_t n, float m);              // x ← e^(x − m) (exp_fast), in place
+  void (*exp_shift_to)(float* y, const float* x, int64_t n, float m);  // y ← e^(x − m); y, x do not overlap
+  double (*exp_shift_sum_f64)(const float* x, int64_t n, float m);     // Σ double(e^(x − m)) over 8 lanes
+  void (*scale)(float* x, int64_t n, float s);                  // x ← s x
+  float (*dot)(const float* a, const float* b, int64_t n);      // Σ a b over 8 lanes
+  void (*softmax_grad)(float* g, const float* p, int64_t n, float c);  // g ← p (g − c), the row rule
+
+  // ---- elementwise: o ← a ∘ b, none overlapping unless o == a or o == b exactly
+  BinaryRow vadd, vsub, vmul, vdiv;
+
+  // ---- RoPE: T rows of interleaved pairs; x's row t at x + t·x_row (unit stride within a row),
+  // y's at y + t·2·half; c, s (T, half): y_2i = x_2i c − x_2i+1 s, y_2i+1 = x_2i s + x_2i+1 c
+  void (*rope)(float* y, const float* x, int64_t x_row, const float* c, const float* s, int64_t T, int64_t half);
+
+  // ---- AdamW over n elements (torch.optim's single-tensor step, nn/optim.cpp)
+  void (*adamw_f32)(const AdamWConstants<float>& k, float* w, const float* g, float* m, float* v, int64_t n);
+  void (*adamw_f64)(const AdamWConstants<double>& k, double* w, const double* g, double* m, double* v, int64_t n);
+};
+
+// The table in use: the widest level this CPU runs, or HANDGRAD_CPU_CAPABILITY's. Read once;
+// a bad or unsupported HANDGRAD_CPU_CAPABILITY throws (every call, until it is fixed).
+const Kernels& kernels();
+
+// A level's table, or nullptr when this build lacks it or this CPU cannot run it.
+const Kernels* kernels_for(Capability level);
+
+// The levels this build has and this CPU runs, baseline first.
+std::vector<Capability> available();
+
+const char* name(Capability level);  // "baseline", "avx2", "avx512"
+
+// Makes kernels() return `level`'s table while it lives (tests run whole ops at every level with
+// it); throws when the level is not available. Not for use while other threads run kernels.
+class ForceCapability {
+ public:
+  explicit ForceCapability(Capability level);
+  ~ForceCapability();
+  ForceCapability(const ForceCapability&) = delete;
+  ForceCapability& operator=(const ForceCapability&) = delete;
+
+ private:
+  const Kernels* previous_;
+};
+
+// The level HANDGRAD_CPU_CAPABILITY's value names, or an error naming the variable, the value,
+// and the levels this CPU has. An empty value is "automatic" (the widest available).
+Capability choose(const char* env_value);
+
+}  // namespace hg::cpu

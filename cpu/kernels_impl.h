@@ -1,0 +1,122 @@
+// cpu/kernels_impl.h — the kernels' one source, included by cpu/level_*.cpp, each
+// compiled with its own instruction-set flags and with contraction off (CMakeLists.txt), into
+// namespace hg::cpu::HG_CPU_LEVEL. Plain loops the compiler vectorises at the level's width;
+// the reductions' lanes are spelled out (cpu/rows.h), so every level sums in one order.
+#ifndef HG_CPU_LEVEL
+#error "define HG_CPU_LEVEL (baseline, avx2 or avx512) before including cpu/kernels_impl.h"
+#endif
+#include <cmath>
+
+#include "cpu/kernels.h"
+#include "cpu/rows.h"
+
+namespace hg::cpu::HG_CPU_LEVEL {
+namespace {
+
+float max(const float* x, int64_t n) { return max_lanes(x, n); }
+
+float sum(const float* x, int64_t n) {
+  return sum_lanes<float>(n, [x](int64_t j) { return x[j]; });
+}
+
+void exp_shift(float* x, int64_t n, float m) {
+  for (int64_t j = 0; j < n; ++j) x[j] = exp_fast(x[j] - m);
+}
+
+void exp_shift_to(float* __restrict y, const float* __restrict x, int64_t n, float m) {
+  for (int64_t j = 0; j < n; ++j) y[j] = exp_fast(x[j] - m);
+}
+
+double exp_shift_sum_f64(const float* x, int64_t n, float m) {
+  return sum_lanes<double>(n, [x, m](int64_t j) { return static_cast<double>(exp_fast(x[j] - m)); });
+}
+
+void scale(float* x, int64_t n, float s) {
+  for (int64_t j = 0; j < n; ++j) x[j] *= s;
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+  return sum_lanes<float>(n, [a, b](int64_t j) { return a[j] * b[j]; });
+}
+
+void softmax_grad(float* __restrict g, const float* __restrict p, int64_t n, float c) {
+  for (int64_t j = 0; j < n; ++j) g[j] = p[j] * (g[j] - c);
+}
+
+// o may be a or b itself (an in-place update); the loop reads element j before writing it, and
+// each element once, so that is safe with the vectorised loop too.
+#define HG_BINARY(NAME, OP)                                                  \
+  void NAME(float* o, const float* a, const float* b, int64_t n) {         \
+    for (int64_t j = 0; j < n; ++j) o[j] = a[j] OP b[j];                   \
+  }
+HG_BINARY(add, +)
+HG_BINARY(sub, -)
+HG_BINARY(mul, *)
+HG_BINARY(div, /)
+#undef HG_BINARY
+
+template <int64_t HALF>
+void rope_rows(float* __restrict y, const float* __restrict x, int64_t x_row, const float* __restrict c,
+               const float* __restrict s, int64_t T, int64_t half) {
+  if constexpr (HALF > 0) half = HALF;
+  for (int64_t t = 0; t < T; ++t, x += x_row, y += 2 * half, c += half, s += half)
+    for (int64_t i = 0; i < half; ++i) {
+      // x0 c + x1 (−s) is x0 c − x1 s exactly (a negation is exact). Written as a sum because
+      // GCC 12 turns the alternating "−, +" of the plain form into vfmaddsub — a fused multiply-add
+      // despite -ffp-contract=off — and the wider levels would round differently from the baseline.
+      const float x0 = x[2 * i], x1 = x[2 * i + 1], neg_s = -s[i];
+      y[2 * i] = x0 * c[i] + x1 * neg_s;
+      y[2 * i + 1] = x0 * s[i] + x1 * c[i];
+    }
+}
+
+// The usual head sizes d_h = 16, 32, 64, 128 get a pair loop of known length.
+void rope(float* y, const float* x, int64_t x_row, const float* c, const float* s, int64_t T, int64_t half) {
+  switch (half) {
+    case 8: return rope_rows<8>(y, x, x_row, c, s, T, half);
+    case 16: return rope_rows<16>(y, x, x_row, c, s, T, half);
+    case 32: return rope_rows<32>(y, x, x_row, c, s, T, half);
+    case 64: return rope_rows<64>(y, x, x_row, c, s, T, half);
+    default: return rope_rows<0>(y, x, x_row, c, s, T, half);
+  }
+}
+
+// torch.optim.AdamW's single-tensor step, operation by operation in its order; std::fma where
+// PyTorch's kernels fuse (nn/optim.cpp says which and why). std::fma is exact, so the baseline's
+// library call and AVX2's vfmadd give the same bits.
+template <typename T>
+void adamw(const AdamWConstants<T>& k, T* __restrict w, const T* __restrict g, T* __restrict m, T* __restrict v,
+           int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    const T mj = std::fma(k.one_minus_b1, g[j], m[j] * k.b1);
+    const T vj = std::fma(k.one_minus_b2 * g[j], g[j], v[j] * k.b2);
+    const T denom = std::sqrt(vj) / k.bc2_sqrt + k.eps;
+    m[j] = mj;
+    v[j] = vj;
+    w[j] = w[j] * k.decay + k.neg_step * mj / denom;
+  }
+}
+
+}  // namespace
+
+extern const Kernels table;
+const Kernels table = {
+    .level = Capability::HG_CPU_LEVEL,
+    .max = max,
+    .sum = sum,
+    .exp_shift = exp_shift,
+    .exp_shift_to = exp_shift_to,
+    .exp_shift_sum_f64 = exp_shift_sum_f64,
+    .scale = scale,
+    .dot = dot,
+    .softmax_grad = softmax_grad,
+    .vadd = add,
+    .vsub = sub,
+    .vmul = mul,
+    .vdiv = div,
+    .rope = rope,
+    .adamw_f32 = adamw<float>,
+    .adamw_f64 = adamw<double>,
+};
+
+}  // namespace hg::cpu::HG_CPU_LEVEL
