@@ -3,11 +3,19 @@
 // The peer of bench/tinycharlm_step.py (PyTorch): vocab 64, d 128, 4 heads, 2 blocks, RoPE, no
 // bias, tied head; a batch of 128 sequences of 63 input positions, float32; forward,
 // cross-entropy (mean), backward, AdamW (lr 1e-3, weight decay 0).
-// Prints one line of JSON with ms/step (bench/run-tinycharlm prints both side by side).
+// Prints one line of JSON with ms/step (bench/run-tinycharlm prints both side by side), the
+// step's floating-point operations counted from the shapes (flop_per_step below) and the rate
+// they imply.
 //
 //   bench_tinycharlm [--threads N] [--warmup N] [--steps N] [--batch B] [--seq T] [--seed S]
+//                    [--d D] [--heads H] [--blocks N] [--gemm-rate]
 //                    [--phases] [--profile] [--check-determinism] [--forward model|ops|ops-table]
 //
+// --seq T is tokens per sequence: the model sees T - 1 input positions. --d, --heads and
+// --blocks set the model's width (default 128), heads (4; d / heads must be even, as RoPE rotates
+// pairs) and blocks (2); bench/run-scaling runs a table of them. --gemm-rate also times
+// handgrad's matmul alone on the qkv projection's product, (B·(T-1), d) x (d, 3d), in this process
+// on the same threads, and reports its GFLOP/s: what the step's gemms reach on this machine.
 // --threads N sets HANDGRAD_NUM_THREADS, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to N and
 // re-executes the program when they differ (OpenBLAS reads its setting once, when it is loaded;
 // handgrad's pool reads HANDGRAD_NUM_THREADS, else OMP_NUM_THREADS, and keeps OpenBLAS on one
@@ -32,6 +40,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "engine/random.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "nn/comm.h"
@@ -57,8 +66,9 @@ struct Args {
   int threads = 0;  // 0: keep the environment's settings
   int warmup = 5, steps = 20;
   int64_t batch = 128, seq = 64;  // inputs are the first seq - 1 tokens, targets the last seq - 1
+  int64_t d = 128, heads = 4, blocks = 2;
   uint64_t seed = 0;
-  bool phases = false, profile = false, check_determinism = false;
+  bool phases = false, profile = false, check_determinism = false, gemm_rate = false;
   std::string forward = "model";  // model | ops | ops-table
 };
 
@@ -70,12 +80,28 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
       return argv[++i];
     };
-    if (k == "--threads") a.threads = std::stoi(next());
-    else if (k == "--warmup") a.warmup = std::stoi(next());
-    else if (k == "--steps") a.steps = std::stoi(next());
-    else if (k == "--batch") a.batch = std::stoll(next());
-    else if (k == "--seq") a.seq = std::stoll(next());
+    auto integer = [&]() -> int64_t {  // the whole value, or a message that names the option
+      const std::string v = next();
+      size_t used = 0;
+      int64_t x = 0;
+      try {
+        x = std::stoll(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != v.size()) throw std::runtime_error(k + " takes an integer, not '" + v + "'");
+      return x;
+    };
+    if (k == "--threads") a.threads = static_cast<int>(integer());
+    else if (k == "--warmup") a.warmup = static_cast<int>(integer());
+    else if (k == "--steps") a.steps = static_cast<int>(integer());
+    else if (k == "--batch") a.batch = integer();
+    else if (k == "--seq") a.seq = integer();
     else if (k == "--seed") a.seed = std::stoull(next());
+    else if (k == "--d") a.d = integer();
+    else if (k == "--heads") a.heads = integer();
+    else if (k == "--blocks") a.blocks = integer();
+    else if (k == "--gemm-rate") a.gemm_rate = true;
     else if (k == "--phases") a.phases = true;
     else if (k == "--profile") a.profile = true;
     else if (k == "--check-determinism") a.check_determinism = true;
@@ -87,7 +113,50 @@ Args parse(int argc, char** argv) {
     }
     else throw std::runtime_error("unknown option " + k + " (see the head of bench/bench_tinycharlm.cpp)");
   }
+  // Checked here, before a model is built, so that the message names the option to change.
+  auto at_least = [](const char* name, int64_t v, int64_t lo) {
+    if (v < lo) throw std::runtime_error(fmt::format("{} must be at least {}, got {}", name, lo, v));
+  };
+  at_least("--batch", a.batch, 1);
+  at_least("--d", a.d, 1);
+  at_least("--heads", a.heads, 1);
+  at_least("--blocks", a.blocks, 1);
+  at_least("--steps", a.steps, 1);
+  at_least("--warmup", a.warmup, 0);
+  if (a.seq < 2)
+    throw std::runtime_error(fmt::format("--seq is tokens per sequence and must be at least 2 (one input position "
+                                         "and its target), got {}", a.seq));
+  if (a.d % a.heads != 0)
+    throw std::runtime_error(fmt::format("--d {} is not divisible by --heads {}: each head takes d / heads "
+                                         "dimensions", a.d, a.heads));
+  if ((a.d / a.heads) % 2 != 0)
+    throw std::runtime_error(fmt::format("d / heads = {} / {} = {} must be even: RoPE rotates pairs of each head's "
+                                         "dimensions", a.d, a.heads, a.d / a.heads));
   return a;
+}
+
+nn::TinyCharLMConfig model_config(const Args& a) {
+  nn::TinyCharLMConfig c;
+  c.d = a.d;
+  c.heads = a.heads;
+  c.blocks = a.blocks;
+  return c;
+}
+
+// The step's floating-point operations, counted from the shapes (a multiply-add is 2), for
+// B sequences of T = seq - 1 positions, N = B·T rows, d_h = d / H, V the vocabulary. Forward:
+//   per block  qkv projection    2·N·d·3d
+//              output projection 2·N·d·d
+//              attention         2 · 2·(B·H)·T·T·d_h   (q kᵀ and P v over the full T×T, as computed)
+//   tied head                    2·N·d·V
+// Backward computes two products the size of each (da = G bᵀ, db = aᵀ G), so the step is 3 × the
+// forward. Elementwise work (RoPE, softmax, loss, AdamW) is left out. At the default shape
+// (B 128, T 63, d 128, 4 heads, 2 blocks, V 64): 8.30e9. bench/tinycharlm_step.py counts the same.
+double flop_per_step(int64_t B, int64_t T, int64_t d, int64_t H, int64_t blocks, int64_t V) {
+  const double N = static_cast<double>(B * T), D = static_cast<double>(d), d_h = static_cast<double>(d / H);
+  const double per_block = 2 * N * D * 3 * D + 2 * N * D * D +
+                           2 * (2 * static_cast<double>(B * H) * static_cast<double>(T * T) * d_h);
+  return 3 * (static_cast<double>(blocks) * per_block + 2 * N * D * static_cast<double>(V));
 }
 
 double ms_since(Clock::time_point t0) {
@@ -131,9 +200,9 @@ struct Timings {
 // Trains `steps` steps on one fixed batch from a fresh model built with `seed`.
 Timings train(const Args& a, int warmup, int steps) {
   Generator gen(a.seed);
-  nn::TinyCharLM model(nn::TinyCharLMConfig{}, gen);
+  nn::TinyCharLM model(model_config(a), gen);
   nn::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.0});
-  nn::RepeatedBatch data = nn::repeated_batch(a.batch, a.seq, 64, 16, 32, gen);  // (B, seq)
+  nn::RepeatedBatch data = nn::repeated_batch(a.batch, a.seq, model.config().vocab, 16, 32, gen);  // (B, seq)
   std::optional<nn::DataParallel> dp;
   if (nn::world().size() > 1) {  // this rank's rows of the batch
     dp.emplace(nn::world(), model.parameters());
@@ -198,6 +267,25 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
+// GFLOP/s of handgrad's matmul (OpenBLAS's sgemm, split over handgrad's pool as in the step) on
+// an (m, k) x (k, n) f32 product whose right operand is a transposed (n, k) weight, as in the
+// model's Linear: 3 warm-up calls, then the median of 10. Each call allocates its output, as the
+// step's do. Under mpirun, rank 0 measures it alone, after training.
+double gemm_gflops(int64_t m, int64_t k, int64_t n, uint64_t seed) {
+  NoGradGuard no_grad;
+  Generator gen(seed + 1);
+  const Tensor a = randn({m, k}, gen), w = randn({n, k}, gen);
+  const Tensor wt = w.transpose(0, 1);  // (k, n)
+  std::vector<double> ms;
+  for (int i = 0; i < 3 + 10; ++i) {
+    const auto t0 = Clock::now();
+    const Tensor c = matmul(a, wt);  // (m, n)
+    const double t = ms_since(t0);
+    if (i >= 3) ms.push_back(t);
+  }
+  return 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n) / (median(ms) * 1e6);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -223,6 +311,14 @@ int main(int argc, char** argv) {
         "\"ms_per_step_min\": {:.3f}, \"cpu_ms_per_step_median\": {:.3f}, \"first_loss\": {:.9g}, \"last_loss\": {:.9g}",
         nn::world().size(), a.forward, num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
         t.step.empty() ? 0.0 : *std::min_element(t.step.begin(), t.step.end()), median(t.cpu), t.losses.front(), t.losses.back());
+    const double gflop = flop_per_step(a.batch, a.seq - 1, a.d, a.heads, a.blocks, model_config(a).vocab) * 1e-9;
+    out += fmt::format(", \"d\": {}, \"heads\": {}, \"blocks\": {}, \"gflop_per_step\": {:.4f}, \"gflops\": {:.2f}",
+                       a.d, a.heads, a.blocks, gflop, gflop / (median(t.step) * 1e-3));
+    if (a.gemm_rate) {
+      const int64_t m = a.batch * (a.seq - 1), k = a.d, n = 3 * a.d;
+      out += fmt::format(", \"gemm_shape\": [{}, {}, {}], \"gemm_gflops\": {:.2f}", m, k, n,
+                         gemm_gflops(m, k, n, a.seed));
+    }
     if (a.phases)
       out += fmt::format(", \"phases_ms_median\": {{\"forward\": {:.3f}, \"loss\": {:.3f}, \"backward\": {:.3f}, "
                          "\"optimizer\": {:.3f}}}",

@@ -11,8 +11,11 @@ Causal attention is F.scaled_dot_product_attention(is_causal=True) where torch h
 else the explicit path (q kᵀ / sqrt(d_h), the causal mask by masked_fill with -inf, softmax, @ v);
 --attention explicit takes the explicit path under any torch. bench/run-tinycharlm runs it beside
 the C++ bench with the same thread count, with bench/.venv/bin/python (PyTorch 2.x from PyPI,
-bench/setup-peer) or Debian's python3-torch (/usr/bin/python3). Prints one line of JSON with ms/step. The model and the batch
-work on any device (bench/tinycharlm_step_gpu.py, the GPU peer, imports them from here).
+bench/setup-peer) or Debian's python3-torch (/usr/bin/python3). Prints one line of JSON with ms/step
+and the step's FLOP count from the shapes (flop_per_step, counted as bench_tinycharlm counts it).
+--d, --heads, --blocks, --batch, --seq change the shape (bench/run-scaling runs a table of them).
+The model and the batch work on any device (bench/tinycharlm_step_gpu.py, the GPU peer, imports
+them from here).
 """
 import argparse
 import json
@@ -81,6 +84,21 @@ class TinyCharLM(nn.Module):
         return h @ self.token_emb.weight.T                           # (B, T, V) tied head
 
 
+def flop_per_step(B, T, d, heads, blocks, vocab):
+    """The step's floating-point operations from the shapes, as bench_tinycharlm.cpp counts them.
+
+    For B sequences of T input positions, N = B·T rows, d_h = d / heads. Forward, per block: the
+    qkv projection 2·N·d·3d, the output projection 2·N·d·d, attention's q kᵀ and P v 2·(B·H)·T·T·d_h
+    each (the full T×T); plus the tied head 2·N·d·V. Backward computes two products the size of
+    each, so the step is 3 × the forward. Elementwise work is left out. Default shape: 8.30e9.
+    One count for both programs, so that GFLOP/s compare as ms/step do, though sdpa's kernels may
+    skip the masked half of T×T.
+    """
+    N, d_h = B * T, d // heads
+    per_block = 2 * N * d * 3 * d + 2 * N * d * d + 2 * (2 * B * heads * T * T * d_h)
+    return 3 * (blocks * per_block + 2 * N * d * vocab)
+
+
 def repeated_batch(gen, batch, T, vocab, Lmin, Lmax):
     L = torch.randint(Lmin, Lmax + 1, (batch,), generator=gen)
     s = torch.randint(0, vocab, (batch, T), generator=gen)
@@ -95,20 +113,36 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seq", type=int, default=64, help="tokens per sequence (inputs are the first seq-1)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--d", type=int, default=128, help="model width")
+    ap.add_argument("--heads", type=int, default=4, help="attention heads (d / heads must be even for RoPE)")
+    ap.add_argument("--blocks", type=int, default=2)
     ap.add_argument("--table", action="store_true",
                     help="compute block 0's qkv as a (V, 3d) table looked up by token (see bench/RESULTS.md)")
     ap.add_argument("--attention", choices=["auto", "sdpa", "explicit"], default="auto",
                     help="causal attention by F.scaled_dot_product_attention or the explicit softmax path "
                          "(auto, the default: sdpa where torch has it)")
     a = ap.parse_args()
+    for name in ("batch", "d", "heads", "blocks", "steps"):
+        if getattr(a, name) < 1:
+            ap.error(f"--{name} must be at least 1, got {getattr(a, name)}")
+    if a.warmup < 0:
+        ap.error(f"--warmup must be at least 0, got {a.warmup}")
+    if a.seq < 2:
+        ap.error(f"--seq is tokens per sequence and must be at least 2 (one input position and its target), got {a.seq}")
+    if a.d % a.heads:
+        ap.error(f"--d {a.d} is not divisible by --heads {a.heads}: each head takes d / heads dimensions")
+    if (a.d // a.heads) % 2:
+        ap.error(f"d / heads = {a.d} / {a.heads} = {a.d // a.heads} must be even: RoPE rotates pairs of each "
+                 "head's dimensions")
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    model = TinyCharLM(table=a.table, attention=a.attention)
+    vocab = 64
+    model = TinyCharLM(vocab=vocab, d=a.d, heads=a.heads, blocks=a.blocks, table=a.table, attention=a.attention)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
     gen = torch.Generator().manual_seed(a.seed)
-    x = repeated_batch(gen, a.batch, a.seq, 64, 16, 32)
-    inputs, targets = x[:, :-1].contiguous(), x[:, 1:].contiguous()  # (B, 63) each
+    x = repeated_batch(gen, a.batch, a.seq, vocab, 16, 32)
+    inputs, targets = x[:, :-1].contiguous(), x[:, 1:].contiguous()  # (B, seq - 1) each
 
     def step():
         logits = model(inputs)
@@ -124,6 +158,7 @@ def main():
         losses.append(step())
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
+    gflop = flop_per_step(a.batch, a.seq - 1, a.d, a.heads, a.blocks, vocab) * 1e-9
     print(json.dumps({
         "impl": "pytorch", "table": a.table, "attention": model.attention, "torch": torch.__version__,
         "threads": torch.get_num_threads(),
@@ -131,6 +166,8 @@ def main():
         "batch": a.batch, "positions": a.seq - 1, "steps": a.steps,
         "ms_per_step_median": statistics.median(times), "ms_per_step_mean": statistics.fmean(times),
         "ms_per_step_min": min(times), "first_loss": losses[0], "last_loss": losses[-1],
+        "d": a.d, "heads": a.heads, "blocks": a.blocks, "gflop_per_step": round(gflop, 4),
+        "gflops": round(gflop / (statistics.median(times) * 1e-3), 2),
     }))
 
 
