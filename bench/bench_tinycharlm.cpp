@@ -164,9 +164,10 @@ double ms_since(Clock::time_point t0) {
 }
 
 // TinyCharLM's forward (pos = rope, no bias, no ablation) from ops, on the model's parameters:
-// nn/tinycharlm.cpp's run_with, except for how q, k, v are cut from the fused qkv output: one
-// split() of its (B, T, 3, H, d_h) view along the 3, instead of three slices. Backward then
-// writes the qkv gradient once, straight from the heads' (B, H, T, d_h) gradients.
+// nn/tinycharlm.cpp's run_with, except for how q, k, v are cut from the fused qkv output: the
+// written-out path qkv_heads replaces there — one split() of its (B, T, 3, H, d_h) view along the
+// 3, transposes, and rope() on q and k (the same numbers; the model's path is one pass and one
+// tape entry each way, bench/RESULTS.md).
 //
 // table = true tries one more change: block 0's qkv = E[x] W_qkvᵀ is computed as (E W_qkvᵀ)[x],
 // a (V, 3d) table looked up by token — the same dot products, V rows instead of B·T — whose

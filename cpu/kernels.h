@@ -54,9 +54,12 @@ struct Kernels {
   // ---- elementwise: o ← a ∘ b, none overlapping unless o == a or o == b exactly
   BinaryRow vadd, vsub, vmul, vdiv;
 
-  // ---- RoPE: T rows of interleaved pairs; x's row t at x + t·x_row (unit stride within a row),
-  // y's at y + t·2·half; c, s (T, half): y_2i = x_2i c − x_2i+1 s, y_2i+1 = x_2i s + x_2i+1 c
-  void (*rope)(float* y, const float* x, int64_t x_row, const float* c, const float* s, int64_t T, int64_t half);
+  // ---- RoPE over `rows` rows of 2·half interleaved pairs (unit stride within a row): row r of
+  // x at x + r·x_row, of y at y + r·y_row, its angles' cos and sin at c + r·cs_row, s + r·cs_row
+  // (cs_row = half: one position per row; 0: every row at one position, e.g. the H heads of one
+  // token). y_2i = x_2i c_i − x_2i+1 s_i, y_2i+1 = x_2i s_i + x_2i+1 c_i. y and x do not overlap.
+  void (*rope)(float* y, int64_t y_row, const float* x, int64_t x_row, const float* c, const float* s,
+               int64_t cs_row, int64_t rows, int64_t half);
 
   // ---- AdamW over n elements (torch.optim's single-tensor step, nn/optim.cpp)
   void (*adamw_f32)(const AdamWConstants<float>& k, float* w, const float* g, float* m, float* v, int64_t n);

@@ -56,10 +56,10 @@ HG_BINARY(div, /)
 #undef HG_BINARY
 
 template <int64_t HALF>
-void rope_rows(float* __restrict y, const float* __restrict x, int64_t x_row, const float* __restrict c,
-               const float* __restrict s, int64_t T, int64_t half) {
+void rope_rows(float* __restrict y, int64_t y_row, const float* __restrict x, int64_t x_row, const float* __restrict c,
+               const float* __restrict s, int64_t cs_row, int64_t rows, int64_t half) {
   if constexpr (HALF > 0) half = HALF;
-  for (int64_t t = 0; t < T; ++t, x += x_row, y += 2 * half, c += half, s += half)
+  for (int64_t r = 0; r < rows; ++r, x += x_row, y += y_row, c += cs_row, s += cs_row)
     for (int64_t i = 0; i < half; ++i) {
       // x0 c + x1 (−s) is x0 c − x1 s exactly (a negation is exact). Written as a sum because
       // GCC 12 turns the alternating "−, +" of the plain form into vfmaddsub — a fused multiply-add
@@ -71,13 +71,14 @@ void rope_rows(float* __restrict y, const float* __restrict x, int64_t x_row, co
 }
 
 // The usual head sizes d_h = 16, 32, 64, 128 get a pair loop of known length.
-void rope(float* y, const float* x, int64_t x_row, const float* c, const float* s, int64_t T, int64_t half) {
+void rope(float* y, int64_t y_row, const float* x, int64_t x_row, const float* c, const float* s, int64_t cs_row,
+          int64_t rows, int64_t half) {
   switch (half) {
-    case 8: return rope_rows<8>(y, x, x_row, c, s, T, half);
-    case 16: return rope_rows<16>(y, x, x_row, c, s, T, half);
-    case 32: return rope_rows<32>(y, x, x_row, c, s, T, half);
-    case 64: return rope_rows<64>(y, x, x_row, c, s, T, half);
-    default: return rope_rows<0>(y, x, x_row, c, s, T, half);
+    case 8: return rope_rows<8>(y, y_row, x, x_row, c, s, cs_row, rows, half);
+    case 16: return rope_rows<16>(y, y_row, x, x_row, c, s, cs_row, rows, half);
+    case 32: return rope_rows<32>(y, y_row, x, x_row, c, s, cs_row, rows, half);
+    case 64: return rope_rows<64>(y, y_row, x, x_row, c, s, cs_row, rows, half);
+    default: return rope_rows<0>(y, y_row, x, x_row, c, s, cs_row, rows, half);
   }
 }
 

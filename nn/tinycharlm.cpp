@@ -192,15 +192,10 @@ Tensor TinyCharLM::run_with(const Tensor& tokens, const Weights& w, std::vector<
   for (size_t l = 0; l < w.blks.size(); ++l) {
     const Weights::Blk& b = w.blks[l];
     Tensor qkv = linear(h, b.qkv_w, b.qkv_b);  // (B, T, 3d)
-    // One split entry (not three slices): backward writes qkv's gradient once instead of summing
-    // three zero-padded ones.
-    std::vector<Tensor> parts = split(qkv.view({B, T, 3, H, d_h}), {1, 1, 1}, 2);  // 3 x (B, T, 1, H, d_h)
-    auto heads = [](const Tensor& x) { return x.squeeze(2).transpose(1, 2); };     // (B, H, T, d_h)
-    Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
-    if (cfg_.pos == "rope") {
-      q = rope(q);
-      k = rope(k);
-    }
+    // The heads (B, H, T, d_h) of q, k, v, with RoPE on q and k: split of qkv's (B, T, 3, H, d_h)
+    // view, transposes and rope — in one pass and one tape entry, whose backward writes qkv's
+    // gradient in one pass too (ops/positional.h).
+    const auto [q, k, v] = qkv_heads(qkv, H, cfg_.pos == "rope");
     Tensor o;  // (B, H, T, d_h)
     if (maps) {
       // attention_trace runs the forward's very own kernel and returns its weights P (the zero dO

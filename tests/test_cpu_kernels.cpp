@@ -130,7 +130,7 @@ TEST_CASE("baseline RoPE and AdamW kernels against their formulas") {
     const int64_t T = 5, row = 2 * half + 3;  // x's rows 2·half + 3 apart, as in a view of a wider tensor
     const std::vector<float> x = data(T * row, 3), c = data(T * half, 4, 1.0f), s = data(T * half, 5, 1.0f);
     std::vector<float> y(static_cast<size_t>(T * 2 * half));
-    K.rope(y.data(), x.data(), row, c.data(), s.data(), T, half);
+    K.rope(y.data(), 2 * half, x.data(), row, c.data(), s.data(), half, T, half);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t i = 0; i < half; ++i) {
         const float x0 = x[t * row + 2 * i], x1 = x[t * row + 2 * i + 1], ci = c[t * half + i], si = s[t * half + i];
@@ -214,9 +214,14 @@ TEST_CASE("every level this CPU runs gives the baseline's bits, kernel by kernel
       const int64_t T = 7, row = 6 * half;
       const std::vector<float> x = data(T * row, 21), c = data(T * half, 22, 1.0f), s = data(T * half, 23, 1.0f);
       std::vector<float> y1(static_cast<size_t>(T * 2 * half)), y2 = y1;
-      K.rope(y1.data(), x.data(), row, c.data(), s.data(), T, half);
-      B.rope(y2.data(), x.data(), row, c.data(), s.data(), T, half);
+      K.rope(y1.data(), 2 * half, x.data(), row, c.data(), s.data(), half, T, half);
+      B.rope(y2.data(), 2 * half, x.data(), row, c.data(), s.data(), half, T, half);
       CHECK(same_bits(y1, y2));
+      // every row at one position (cs_row 0), y's rows apart too, as qkv_heads calls it
+      std::vector<float> y3(static_cast<size_t>(T * (2 * half + 3))), y4 = y3;
+      K.rope(y3.data(), 2 * half + 3, x.data(), row, c.data() + half, s.data() + half, 0, T, half);
+      B.rope(y4.data(), 2 * half + 3, x.data(), row, c.data() + half, s.data() + half, 0, T, half);
+      CHECK(same_bits(y3, y4));
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <numbers>
 
 #include "handgrad.h"
@@ -210,4 +211,54 @@ TEST_CASE("positional ops: errors name the op, the shape and the fix") {
   CHECK_THROWS_WITH_AS(alibi_bias(0, 4), doctest::Contains("alibi_bias: the number of heads"), Error);
   CHECK_THROWS_WITH_AS(alibi_bias(2, 4, DType::i64), doctest::Contains("alibi_bias: dtype int64"), Error);
   CHECK_THROWS_WITH_AS(sinusoidal_positions(4, 0), doctest::Contains("sinusoidal_positions"), Error);
+}
+
+// qkv_heads against the written-out path it replaces: split of the (B, T, 3, H, d_h) view,
+// squeeze and transpose to (B, H, T, d_h), rope on q and k. Same arithmetic, so the same bits —
+// outputs and the gradient of qkv — in float32 and float64, contiguous or not, rotating or not.
+TEST_CASE("qkv_heads gives the written-out split + rope path's outputs and gradient, bit for bit") {
+  Generator gen(5);
+  for (DType dt : {DType::f32, DType::f64})
+    for (bool rot : {true, false})
+      for (bool transposed : {false, true}) {
+        CAPTURE(dtype_name(dt));
+        CAPTURE(rot);
+        CAPTURE(transposed);
+        const int64_t B = 3, T = 7, H = 2, d_h = 16, d = H * d_h;
+        Tensor src = randn(transposed ? Shape{T, B, 3 * d} : Shape{B, T, 3 * d}, gen, dt);
+        const Tensor wq = randn({B, H, T, d_h}, gen, dt), wk = randn({B, H, T, d_h}, gen, dt),
+                     wv = randn({B, H, T, d_h}, gen, dt);
+        auto run = [&](bool fused) {
+          Tensor leaf_ = src.detach().clone().requires_grad_();
+          const Tensor qkv = transposed ? leaf_.transpose(0, 1) : leaf_;  // (B, T, 3d)
+          QkvHeads h;
+          if (fused) {
+            h = qkv_heads(qkv, H, rot);
+          } else {
+            std::vector<Tensor> p = split(qkv.view({B, T, 3, H, d_h}), {1, 1, 1}, 2);
+            auto as_heads = [](const Tensor& x) { return x.squeeze(2).transpose(1, 2); };
+            h = {as_heads(p[0]), as_heads(p[1]), as_heads(p[2])};
+            if (rot) h.q = rope(h.q), h.k = rope(h.k);
+          }
+          backward(sum(add(add(mul(h.q, wq), mul(h.k, wk)), mul(h.v, wv))));
+          return std::vector<Tensor>{h.q.contiguous(), h.k.contiguous(), h.v.contiguous(), leaf_.grad()};
+        };
+        const std::vector<Tensor> a = run(true), b = run(false);
+        for (size_t i = 0; i < a.size(); ++i) {
+          CAPTURE(i);
+          REQUIRE(a[i].shape() == b[i].shape());
+          const std::vector<double> x = a[i].to_vector(), y = b[i].to_vector();
+          CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+        }
+      }
+}
+
+TEST_CASE("qkv_heads: errors name the op, the shape and the fix") {
+  CHECK_THROWS_WITH_AS(qkv_heads(zeros({2, 3, 10}), 2), doctest::Contains("qkv_heads: expects qkv (B, T, 3d)"), Error);
+  CHECK_THROWS_WITH_AS(qkv_heads(zeros({2, 3}), 1), doctest::Contains("(2, 3) float32"), Error);
+  CHECK_THROWS_WITH_AS(qkv_heads(zeros({2, 3, 24}), 3), doctest::Contains("cannot cut d = 8"), Error);
+  CHECK_THROWS_WITH_AS(qkv_heads(zeros({2, 3, 24}), 8), doctest::Contains("d_h = d / H = 8 / 8 = 1 is odd"), Error);
+  CHECK(qkv_heads(zeros({2, 3, 24}), 8, false).q.shape() == Shape{2, 8, 3, 1});  // no rotation: any d_h
+  CHECK_THROWS_WITH_AS(qkv_heads(zeros({2, 3, 24}), 2, true, -1.0), doctest::Contains("base must be a positive"), Error);
+  CHECK_THROWS_WITH_AS(qkv_heads(Tensor(), 2), doctest::Contains("qkv is undefined"), Error);
 }
