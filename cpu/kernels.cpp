@@ -2,11 +2,14 @@
 // features and HANDGRAD_CPU_CAPABILITY.
 #include "cpu/kernels.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
-#include "engine/error.h"
 
 namespace hg::cpu {
 
@@ -25,6 +28,13 @@ extern const Kernels table;
 #endif
 
 namespace {
+
+// cpu/ is the bottom layer (it includes nothing else of handgrad), so its errors are standard
+// exceptions, with the message shape of engine/error.h's: "what: the problem; the fix".
+template <typename... Args>
+[[noreturn]] void fail(const char* what, fmt::format_string<Args...> f, Args&&... args) {
+  throw std::invalid_argument(std::string(what) + ": " + fmt::format(f, std::forward<Args>(args)...));
+}
 
 // What the CPU (and the operating system, which must save the wide registers) supports.
 // GCC's and clang's __builtin_cpu_supports check both.

@@ -186,7 +186,8 @@ Tensor TinyCharLM::run_with(const Tensor& tokens, const Weights& w, std::vector<
   } else if (cfg_.pos == "sinusoidal") {
     h = add(h, constant(Constant::sinusoidal, T, dt, dev));  // + (T, d), a constant
   }
-  AttentionOptions opts{.causal = true};
+  // merged_output: o comes laid out (B, T, H, d_h), so the heads' merge below is a view, not a copy.
+  AttentionOptions opts{.causal = true, .merged_output = true};
   if (cfg_.pos == "alibi") opts.mask = constant(Constant::alibi, T, dt, dev);  // (H, T, T), −inf above the diagonal
 
   for (size_t l = 0; l < w.blks.size(); ++l) {

@@ -86,6 +86,7 @@ Problem prepare(const char* op, const Tensor& q, const Tensor& k, const Tensor& 
   if (!o.scale && p.dk == 0) fail(op, "Q {} has d_k = 0, so the default scale 1/sqrt(d_k) is undefined", shape_str(q.shape()));
   p.scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(p.dk));
   p.causal = o.causal;
+  p.merged_output = o.merged_output;
   p.q = expand(q.detach(), with_last2(p.batch, p.Tq, p.dk));
   p.k = expand(k.detach(), with_last2(p.batch, p.Tk, p.dk));
   p.v = expand(v.detach(), with_last2(p.batch, p.Tk, p.dv));

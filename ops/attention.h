@@ -39,6 +39,12 @@ struct AttentionOptions {
   bool causal = false;
   Tensor mask{};                  // optional: b8 (true = may attend) or float additive
   AttentionPath path = AttentionPath::automatic;
+  // A layout hint for O (batch[0], batch[1], ..., Tq, dv) — the values are the same either way: lay
+  // it out as (batch[0], Tq, batch[1], ..., dv), so that with q (B, H, T, d_h) the heads' merge
+  // o.transpose(1, 2).reshape({B, T, H·d_h}) is a view instead of a copy (FlashAttention stores
+  // its output so too). Honoured by the CPU's materialized path with two or more batch dimensions;
+  // elsewhere O is contiguous as usual.
+  bool merged_output = false;
 };
 
 // Q (..., Tq, dk), K (..., Tk, dk), V (..., Tk, dv); leading dimensions must match (after

@@ -109,13 +109,25 @@ bool fits_blas(const Problem& p) {
 }
 
 // forward: for each slice, S = scale · Q Kᵀ (gemm), P = softmax(S + mask) (rows), O = P V (gemm).
-// Returns P (batch..., Tq, Tk) and O (batch..., Tq, dv), both contiguous.
+// Returns P (batch..., Tq, Tk), contiguous, and O (batch..., Tq, dv): contiguous, or in the merged
+// layout that p.merged_output asks for.
 Forward fused_forward(const Problem& p) {
   blas_single_threaded();
   Forward f;
   const Shape scores = with_last2(p.batch, p.Tq, p.Tk);
   f.P = empty(scores, p.q.dtype());
-  f.O = empty(with_last2(p.batch, p.Tq, p.dv), p.q.dtype());
+  if (p.merged_output && p.batch.size() >= 2) {  // (batch[0], Tq, batch[1..], dv), read as (batch..., Tq, dv)
+    Shape phys{p.batch[0], p.Tq};
+    phys.insert(phys.end(), p.batch.begin() + 1, p.batch.end());
+    phys.push_back(p.dv);
+    std::vector<int64_t> order{0};  // batch[0], then batch[1..] (physical 2..), then Tq (1), then dv
+    for (size_t d = 1; d < p.batch.size(); ++d) order.push_back(static_cast<int64_t>(d) + 1);
+    order.push_back(1);
+    order.push_back(static_cast<int64_t>(phys.size()) - 1);
+    f.O = empty(phys, p.q.dtype()).permute(order);
+  } else {
+    f.O = empty(with_last2(p.batch, p.Tq, p.dv), p.q.dtype());
+  }
   const int64_t nb = shape_numel(p.batch), Tq = p.Tq, Tk = p.Tk, dk = p.dk, dv = p.dv;
   Shape ms;
   const Slices<const void> mask = mask_slices(p, scores, ms);
@@ -123,14 +135,14 @@ Forward fused_forward(const Problem& p) {
     Tensor qt = p.q, kt = p.k, vt = p.v;
     const Slices<T> Q = slices_of<T>(qt, p.batch), K = slices_of<T>(kt, p.batch), V = slices_of<T>(vt, p.batch);
     T* P = f.P.data_ptr<T>();
-    T* O = f.O.data_ptr<T>();
+    const Slices<T> O = slices_of<T>(f.O, p.batch);  // in place: its rows are unit-stride and apart
     const T scale = static_cast<T>(p.scale);
     parallel_for(nb, Tq * Tk * (dk + dv + 8), [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         T* Pt = P + t * Tq * Tk;
         gemm<T>(false, true, Tq, Tk, dk, scale, Q.data + Q.offset(t), Q.ld, K.data + K.offset(t), K.ld, Pt, Tk);
         softmax_slice<T>(p, Pt, p.mask.defined() ? mask.offset(t) : 0, ms);
-        gemm<T>(false, false, Tq, dv, Tk, T(1), Pt, Tk, V.data + V.offset(t), V.ld, O + t * Tq * dv, dv);
+        gemm<T>(false, false, Tq, dv, Tk, T(1), Pt, Tk, V.data + V.offset(t), V.ld, O.data + O.offset(t), O.ld);
       }
     });
   });

@@ -24,6 +24,7 @@ struct Problem {
   int64_t Tq = 0, Tk = 0, dk = 0, dv = 0;
   double scale = 1.0;
   bool causal = false;
+  bool merged_output = false;  // AttentionOptions::merged_output
 };
 
 Shape with_last2(Shape s, int64_t a, int64_t b);
@@ -46,7 +47,8 @@ struct Backward {
 void scale_and_mask_cpu(const Problem& p, Tensor& S);
 // Whether every size fits the BLAS integer (the fused kernels call cblas per slice).
 bool fits_blas(const Problem& p);
-// The fused forward: P (batch..., Tq, Tk) and O (batch..., Tq, dv), both contiguous (S is not kept).
+// The fused forward: P (batch..., Tq, Tk), contiguous, and O (batch..., Tq, dv), contiguous or, with
+// merged_output, laid out (batch[0], Tq, batch[1..], dv) (S is not kept).
 Forward fused_forward(const Problem& p);
 // What a backward is asked for: the gradients of Q, K, V, and dS in full (batch..., Tq, Tk) for an
 // additive mask that requires grad (dMask = dS summed to the mask's shape).

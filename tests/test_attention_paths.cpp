@@ -184,3 +184,33 @@ TEST_CASE("attention paths: what each saves, and the automatic choice") {
   CHECK(attention_path_named("materialized") == AttentionPath::materialized);
   CHECK_THROWS_WITH_AS(attention_path_named("flash"), doctest::Contains("no path named 'flash'"), Error);
 }
+
+// merged_output changes O's layout, never a value: the same O and gradients bit for bit, and with
+// q (B, H, T, d_h) the merge o.transpose(1, 2) is contiguous (a free reshape to (B, T, H·d_h)).
+TEST_CASE("attention's merged_output hint: the same numbers, and the heads' merge without a copy") {
+  Generator gen(11);
+  for (DType dt : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor q0 = randn({2, 3, 9, 4}, gen, dt), k0 = randn({2, 3, 9, 4}, gen, dt), v0 = randn({2, 3, 9, 5}, gen, dt);
+    const Tensor w = randn({2, 9, 15}, gen, dt);
+    auto run = [&](bool merged) {
+      Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(), v = v0.clone().requires_grad_();
+      Tensor o = attention(q, k, v, {.causal = true, .merged_output = merged});
+      Tensor m = o.transpose(1, 2).reshape({2, 9, 15});
+      if (merged) {
+        CHECK(o.transpose(1, 2).is_contiguous());
+        CHECK(m.raw_data() == o.raw_data());  // a view of O's storage
+      }
+      backward(sum(mul(m, w)));
+      return std::vector<Tensor>{o.contiguous(), q.grad(), k.grad(), v.grad()};
+    };
+    const std::vector<Tensor> a = run(true), b = run(false);
+    for (size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(i);
+      CHECK(test::max_abs_diff(a[i], b[i]) == 0.0);
+    }
+  }
+  // one batch dimension: nothing to merge, O stays contiguous
+  Tensor o = attention(randn({3, 6, 4}, gen), randn({3, 6, 4}, gen), randn({3, 6, 4}, gen), {.merged_output = true});
+  CHECK(o.is_contiguous());
+}
