@@ -215,7 +215,7 @@ TEST_CASE("attention's merged_output hint: the same numbers, and the heads' merg
   CHECK(o.is_contiguous());
 }
 
-// The fused CPU kernels do a causal slice in row blocks (32 queries up to T = 128, 64 beyond),
+// The fused CPU kernels do a causal slice in row blocks (of 32 queries),
 // each over only the keys its queries see; the op-by-op trace computes every score. Shapes with
 // several blocks, a short last block, Tq != Tk either way, and an additive mask beside the rule.
 TEST_CASE("attention: causal row blocks of the fused kernels equal the op-by-op trace") {
