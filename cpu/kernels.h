@@ -11,15 +11,18 @@
 //
 // Every level gives the same bits. The kernel files are compiled with floating-point
 // contraction off, so the compiler fuses no product into a sum (the only fused multiply-adds are
-// AdamW's explicit std::fma, which are exact whatever the instruction); every other operation
-// is one correctly rounded IEEE operation per element, whatever the vector width; and every
+// AdamW's explicit std::fma, rounded once whichever instruction computes them; and RoPE's loop is
+// written so that GCC's vfmaddsub pattern, which ignores the flag, cannot match it); every other
+// operation is one correctly rounded IEEE operation per element, whatever the vector width; and every
 // reduction goes over the same 8 lanes in the same order (cpu/rows.h). So a level changes
 // how fast a step runs, never its numbers — tests/test_cpu_kernels.cpp holds every level the CPU
 // has to the baseline's bits, NaN, infinities and every length's tail included. Elsewhere (other
 // CPUs) only the baseline is built.
 //
-// Each kernel works on contiguous float32 rows (AdamW also float64); the callers in ops/ and nn/
-// walk strides and threads and call these on the innermost rows.
+// Each kernel works on contiguous float32 rows (AdamW also float64); the callers in engine/, ops/
+// and nn/ walk strides and threads and call these on the innermost rows. Not in the table: the
+// sum op's reductions, which add each row strictly left to right (a lane order would change the
+// bits the labs compare with the texts), and copies, whose unit-stride rows are memcpy's.
 #pragma once
 #include <cstdint>
 #include <string>
