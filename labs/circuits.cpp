@@ -26,7 +26,6 @@ using nn::TinyCharLM;
 
 namespace {
 
-constexpr uint64_t kMaxSteps = 10'000'000;
 constexpr int64_t kEvalBatch = 256;      // sequences per evaluation batch (the text's eval_copy and head_scores)
 constexpr int64_t kPartnerSteps = 400;   // the zero-block model on the partner task (about a second)
 const std::vector<double> kScales = {1, 4, 16};  // the hand-built head's constant

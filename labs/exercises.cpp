@@ -15,10 +15,6 @@ using namespace hg;
 using namespace hg::lab;
 using namespace hg::lab::exercises;
 
-// Bounds of the numeric flags: far beyond any sensible run, small enough that no buffer sized
-// from them overflows.
-constexpr uint64_t kMaxSteps = 10'000'000, kMaxBatch = 1'000'000;
-
 int main(int argc, char** argv) {
   CLI::App app{"Exercises 3, 5 and 6 of 'What Attention Computes' (10.6.6), over the induction lab's TinyCharLM. "
                "3: the variable-period experiment with pos = none and alibi beside rope (four models of 2,000 "

@@ -14,10 +14,6 @@
 using namespace hg::lab;
 using namespace hg::lab::induction;
 
-// Bounds of the numeric flags: far beyond any sensible run, small enough that no buffer sized
-// from them overflows.
-constexpr uint64_t kMaxSteps = 10'000'000, kMaxBatch = 1'000'000;
-
 int main(int argc, char** argv) {
   CLI::App app{"Sections 10.6.2-10.6.3 of 'What Attention Computes': the fixed-offset shortcut, 2 blocks vs 1 block "
                "on repeated random sequences, head scores, accuracy per position, the OV copying check and head "

@@ -68,6 +68,10 @@ bool stdout_is_terminal();
 // A path quoted for the shell (single quotes, with embedded ones escaped), for std::system.
 std::string shell_quote(const std::string& s);
 
+// Bounds of the labs' step and batch flags: far beyond any sensible run, small enough that no
+// buffer sized from them overflows.
+constexpr uint64_t kMaxSteps = 10'000'000, kMaxBatch = 1'000'000;
+
 // Flag checks, run on the flag's text before any work, with messages in words.
 // A whole number from lo to hi, read exactly (no clamping of a number too large, no sign tricks).
 CLI::Validator whole_number_in(uint64_t lo, uint64_t hi);

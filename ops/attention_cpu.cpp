@@ -115,12 +115,14 @@ struct RowBlocks {
   int64_t keys(int64_t b) const { return causal ? std::min(Tk, b * size + rows(b)) : Tk; }
 };
 
-RowBlocks row_blocks(const Problem& p) {
+// `one_block`: all rows at once whatever the rule (the backward asked for the full dS).
+RowBlocks row_blocks(const Problem& p, bool one_block = false) {
+  const bool causal = p.causal && !one_block;
   // Blocks of 32 queries: smaller blocks skip more of the triangle, but OpenBLAS's gemms lose
   // speed on thinner matrices. Measured on TinyCharLM's step (2 threads): at T = 63, blocks of 16,
   // 32 and 64 within 2 % of each other; at T = 256, 41–42 ms with 32, 42–43 with 64, 45 with 128.
-  const int64_t size = !p.causal ? std::max<int64_t>(p.Tq, 1) : 32;
-  return {size, p.Tq, p.Tk, p.causal};
+  const int64_t size = !causal ? std::max<int64_t>(p.Tq, 1) : 32;
+  return {size, p.Tq, p.Tk, causal};
 }
 
 }  // namespace
@@ -207,9 +209,7 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
     const T scale = static_cast<T>(p.scale);
     T* dSd = need_ds ? b.dS.data_ptr<T>() : nullptr;  // the full dS, for a mask that requires grad
     [[maybe_unused]] const cpu::Kernels* rows = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
-    Problem whole = p;
-    whole.causal = whole.causal && !need_ds;  // the full dS: one block
-    const RowBlocks rb = row_blocks(whole);
+    const RowBlocks rb = row_blocks(p, need_ds);  // the full dS: one block
     // Several blocks add into dV and dK, zeroed first — as does one block that sees only some of
     // the keys (Tq < Tk): the keys no query sees get zero gradient.
     const T beta = rb.count() > 1 || rb.keys(0) < Tk ? T(1) : T(0);

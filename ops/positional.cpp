@@ -46,15 +46,17 @@ void rope_tables(int64_t T_len, int64_t half, int64_t start, double base, int di
 }
 
 // One (T, d_h) slice: row t of y = R_θ (row t of x), pair by pair, with the tables' row t.
-// x's rows are st_t apart and its coordinates st_d apart; y's slice is contiguous. HALF > 0 fixes
+// x's rows are st_t apart and its coordinates st_d apart; y's rows y_row apart, unit stride
+// within (2·half for a contiguous slice). HALF > 0 fixes
 // d_h/2 at compile time so the pair loop unrolls completely: on the model's (128, 4, 63, 32)
 // float32 head view of the qkv output that took 0.4 ms instead of 2 ms (one thread) with the
 // same loop and a runtime trip count — 32k rows of only 16 pairs, each row's loads strided 3d
 // apart, and the unrolled loop keeps more of them in flight.
 template <typename T, int64_t HALF>
-void rotate_slice(const T* x, int64_t st_t, int64_t st_d, T* y, const T* c, const T* s, int64_t T_len, int64_t half) {
+void rotate_slice(const T* x, int64_t st_t, int64_t st_d, T* y, int64_t y_row, const T* c, const T* s, int64_t T_len,
+                  int64_t half) {
   if constexpr (HALF > 0) half = HALF;
-  for (int64_t t = 0; t < T_len; ++t, x += st_t, y += 2 * half, c += half, s += half) {
+  for (int64_t t = 0; t < T_len; ++t, x += st_t, y += y_row, c += half, s += half) {
     if (st_d == 1) {
       for (int64_t i = 0; i < half; ++i) {
         const T x0 = x[2 * i], x1 = x[2 * i + 1];
@@ -72,7 +74,7 @@ void rotate_slice(const T* x, int64_t st_t, int64_t st_d, T* y, const T* c, cons
 }
 
 template <typename T>
-using SliceFn = void (*)(const T*, int64_t, int64_t, T*, const T*, const T*, int64_t, int64_t);
+using SliceFn = void (*)(const T*, int64_t, int64_t, T*, int64_t, const T*, const T*, int64_t, int64_t);
 
 // The usual head sizes d_h = 16, 32, 64, 128 get an unrolled pair loop; others the general one.
 template <typename T>
@@ -125,9 +127,9 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
       T* out = out_base + o * T_len * d_h;
       if constexpr (std::is_same_v<T, float>) {
         if (st_d == 1) K->rope(out, d_h, in, st_t, cos_t.data(), sin_t.data(), half, T_len, half);  // the CPU level's kernel
-        else rotate(in, st_t, st_d, out, cos_t.data(), sin_t.data(), T_len, half);
+        else rotate(in, st_t, st_d, out, d_h, cos_t.data(), sin_t.data(), T_len, half);
       } else {
-        rotate(in, st_t, st_d, out, cos_t.data(), sin_t.data(), T_len, half);
+        rotate(in, st_t, st_d, out, d_h, cos_t.data(), sin_t.data(), T_len, half);
       }
       for (int64_t d = lead_rank - 1; d >= 0; --d) {
         in_off += st[d];
@@ -139,6 +141,11 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
   });
 }
 
+void check_base(const char* op, double base) {
+  if (!(base > 0.0) || !std::isfinite(base))
+    fail(op, "base must be a positive finite number (10000 is the usual choice), got {}", base);
+}
+
 void check_rope(const char* op, const Tensor& x, double base) {
   if (x.dim() < 2)
     fail(op, "expects x of shape (..., T, d_h), got {}; add a position dimension with unsqueeze(0)", x.describe());
@@ -146,8 +153,7 @@ void check_rope(const char* op, const Tensor& x, double base) {
     fail(op, "the head dimension d_h = {} of x {} is odd; RoPE rotates interleaved pairs (x_2i, x_2i+1), "
              "so d_h must be even (choose d and the number of heads so that d / H is even)",
          x.size(-1), x.describe());
-  if (!(base > 0.0) || !std::isfinite(base))
-    fail(op, "base must be a positive finite number (10000 is the usual choice), got {}", base);
+  check_base(op, base);
 }
 
 // ---------------------------------------------------------------- rope
@@ -219,6 +225,7 @@ template <typename E>
 void move_part(const PartWalk& w, const E* src, E* dst, const std::vector<E>* cos_t, const std::vector<E>* sin_t) {
   const int64_t half = w.d_h / 2;
   [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<E, float> ? &cpu::kernels() : nullptr;
+  const SliceFn<E> rotate = slice_fn<E>(half);
   // One (b, h) slice at a time, its T rows in order: measured faster than token by token (all
   // heads of row t, then t + 1), as for rope's own kernel above.
   parallel_for(w.B * w.H, w.T * w.d_h * 2, [&](int64_t begin, int64_t end) {
@@ -241,12 +248,7 @@ void move_part(const PartWalk& w, const E* src, E* dst, const std::vector<E>* co
           continue;
         }
       }
-      for (int64_t t = 0; t < w.T; ++t, x += w.sT, y += w.dT, c += half, s += half)
-        for (int64_t i = 0; i < half; ++i) {  // rope's arithmetic (rotate_slice), any strides
-          const E x0 = x[2 * i * w.sD], x1 = x[(2 * i + 1) * w.sD];
-          y[2 * i] = x0 * c[i] - x1 * s[i];
-          y[2 * i + 1] = x0 * s[i] + x1 * c[i];
-        }
+      rotate(x, w.sT, w.sD, y, w.dT, c, s, w.T, half);  // rope's own slice loop, any strides
     }
   });
 }
@@ -262,8 +264,7 @@ void check_qkv_heads(const char* op, const Tensor& qkv, int64_t heads, bool rot,
   if (rot && (d / heads) % 2 != 0)
     fail(op, "the head dimension d_h = d / H = {} / {} = {} is odd; RoPE rotates interleaved pairs, so d_h must "
          "be even (choose d and the number of heads so that d / H is even)", d, heads, d / heads);
-  if (!(base > 0.0) || !std::isfinite(base))
-    fail(op, "base must be a positive finite number (10000 is the usual choice), got {}", base);
+  check_base(op, base);
 }
 
 // The written-out path (any device; under create_graph the backward's recorded ops).

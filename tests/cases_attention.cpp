@@ -88,6 +88,19 @@ void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"attention", "T 66 across two tiles, causal + learnable bias, tiled",
                  [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .mask = x[3], .path = AttentionPath::tiled}); },
                  {leaf({1, 66, 2}, gen), leaf({1, 66, 2}, gen), leaf({1, 66, 2}, gen), leaf({66, 66}, gen)}});
+  // The fused CPU kernels' causal row blocks (32 queries): three blocks, the last short, and Tq < Tk
+  // (keys no query sees get zero gradient); and merged_output, O laid out (B, T, H, d_v).
+  out.push_back({"attention", "T 70, causal: three row blocks",
+                 [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .path = AttentionPath::materialized}); },
+                 {leaf({1, 70, 2}, gen), leaf({1, 70, 2}, gen), leaf({1, 70, 2}, gen)}});
+  out.push_back({"attention", "Tq 40 < Tk 45, causal: two row blocks",
+                 [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .path = AttentionPath::materialized}); },
+                 {leaf({1, 40, 2}, gen), leaf({1, 45, 2}, gen), leaf({1, 45, 3}, gen)}});
+  out.push_back({"attention", "merged_output (2, 2, 5, 3), causal",
+                 [](const V& x) {
+                   return attention(x[0], x[1], x[2], {.causal = true, .merged_output = true}).transpose(1, 2).reshape({2, 5, 6});
+                 },
+                 {leaf({2, 2, 5, 3}, gen), leaf({2, 2, 5, 3}, gen), leaf({2, 2, 5, 3}, gen)}});
 }
 
 }  // namespace hg::cases
