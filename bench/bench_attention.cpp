@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
   }
   nlohmann::json out = {{"impl", "handgrad"}, {"path", attention_path_name(a.path)}, {"T", a.T},
                         {"shape", {a.batch, a.heads, a.T, a.dk}}, {"threads", num_threads()}};
+  const std::string machine = fmt::format("{{{}}}", bench::machine_json_fields());
+  out.update(nlohmann::json::parse(machine));
   try {
     Generator gen(a.seed);
     const Shape s{a.batch, a.heads, a.T, a.dk};

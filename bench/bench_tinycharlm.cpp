@@ -308,10 +308,10 @@ int main(int argc, char** argv) {
     Timings t = train(a, a.warmup, a.steps);
     if (nn::world().rank() != 0) return 0;  // under mpirun, rank 0 reports
     std::string out = fmt::format(
-        "{{\"impl\": \"handgrad\", \"cpu_kernels\": \"{}\", \"ranks\": {}, \"forward\": \"{}\", \"threads\": {}, "
+        "{{\"impl\": \"handgrad\", {}, \"ranks\": {}, \"forward\": \"{}\", \"threads\": {}, "
         "\"batch\": {}, \"positions\": {}, \"steps\": {}, \"ms_per_step_median\": {:.3f}, \"ms_per_step_mean\": {:.3f}, "
         "\"ms_per_step_min\": {:.3f}, \"cpu_ms_per_step_median\": {:.3f}, \"first_loss\": {:.9g}, \"last_loss\": {:.9g}",
-        cpu::name(cpu::kernels().level), nn::world().size(), a.forward, num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
+        bench::machine_json_fields(), nn::world().size(), a.forward, num_threads(), a.batch, a.seq - 1, a.steps, median(t.step), mean(t.step),
         t.step.empty() ? 0.0 : *std::min_element(t.step.begin(), t.step.end()), median(t.cpu), t.losses.front(), t.losses.back());
     const double gflop = flop_per_step(a.batch, a.seq - 1, a.d, a.heads, a.blocks, model_config(a).vocab) * 1e-9;
     out += fmt::format(", \"d\": {}, \"heads\": {}, \"blocks\": {}, \"gflop_per_step\": {:.4f}, \"gflops\": {:.2f}",

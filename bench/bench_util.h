@@ -11,8 +11,46 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "cpu/kernels.h"
+#include "ops/matmul.h"
 
 namespace hg::bench {
+
+// The CPU a figure came from, as benches compared across machines need it: /proc/cpuinfo's model
+// name with its family and model numbers (a virtual machine may say only "AMD EPYC" for Zen 3, 4
+// and 5 alike: family 25 model 1 is Zen 3, 25/17 Zen 4, 26 Zen 5).
+inline std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string name = "unknown", family, model;
+  auto value = [](const std::string& line) {
+    const size_t colon = line.find(':');
+    std::string v = colon == std::string::npos ? "" : line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    return v;
+  };
+  for (std::string line; std::getline(f, line) && !line.empty();) {
+    if (line.rfind("model name", 0) == 0) name = value(line);
+    else if (line.rfind("cpu family", 0) == 0) family = value(line);
+    else if (line.rfind("model", 0) == 0 && line.find("name") == std::string::npos) model = value(line);
+  }
+  return family.empty() ? name : fmt::format("{} (family {}, model {})", name, family, model);
+}
+
+// JSON members (no braces) that every bench's output carries: the CPU model, the handgrad
+// kernel level in use (cpu/kernels.h), the levels this CPU runs, and OpenBLAS's kernel.
+inline std::string machine_json_fields() {
+  std::vector<std::string> levels;
+  for (cpu::Capability c : cpu::available()) levels.push_back(fmt::format("\"{}\"", cpu::name(c)));
+  std::string model;  // cpu_model() as a JSON string's contents
+  for (char c : cpu_model()) {
+    if (c == '"' || c == '\\') model.push_back('\\');
+    if (static_cast<unsigned char>(c) >= 0x20) model.push_back(c);
+  }
+  return fmt::format("\"cpu_model\": \"{}\", \"cpu_kernels\": \"{}\", \"cpu_levels\": [{}], \"openblas_core\": \"{}\"", model,
+                     cpu::name(cpu::kernels().level), fmt::join(levels, ", "), blas_kernel_name());
+}
 
 // --threads N: HANDGRAD_NUM_THREADS = OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = N. OpenBLAS reads
 // its setting once, when it is loaded, so when they differ the program sets them and re-executes

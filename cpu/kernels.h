@@ -25,6 +25,7 @@
 // bits the labs compare with the texts), and copies, whose unit-stride rows are memcpy's.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,26 @@ class ForceCapability {
 
  private:
   const Kernels* previous_;
+};
+
+// Why `level` cannot run here ("this CPU lacks AVX-512 (F, BW, DQ, VL)", "this build has none ..."),
+// or an empty string when it can. Tests print it when they skip a level.
+std::string unavailable_reason(Capability level);
+
+// For tests: while it lives, the CPU appears to lack the levels in `hidden` (the baseline cannot
+// be hidden), so that the branches a CPU without AVX2 or AVX-512 takes run on every machine.
+// available(), kernels_for(), choose(), unavailable_reason() and ForceCapability see the mask;
+// kernels() keeps the table it chose at start-up (the constructor makes it choose first). Masks
+// nest; not for use while other threads choose levels.
+class HideCapabilities {
+ public:
+  explicit HideCapabilities(std::initializer_list<Capability> hidden);
+  ~HideCapabilities();
+  HideCapabilities(const HideCapabilities&) = delete;
+  HideCapabilities& operator=(const HideCapabilities&) = delete;
+
+ private:
+  unsigned previous_;
 };
 
 // The level HANDGRAD_CPU_CAPABILITY's value names, or an error naming the variable, the value,

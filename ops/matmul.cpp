@@ -94,6 +94,12 @@ void blas_single_threaded() {
   (void)once;
 }
 
+}  // namespace
+
+const char* blas_kernel_name() { return openblas_get_corename(); }
+
+namespace {
+
 // A gemm worth splitting: about 2 MFLOP (tens of microseconds), well above a thread's wake-up.
 constexpr int64_t kSplitGemmWork = int64_t{1} << 20;
 

@@ -9,4 +9,8 @@ namespace hg {
 // from the result, as in numpy. Backward: da = g b^T, db = a^T g (summed over broadcast batches).
 Tensor matmul(const Tensor& a, const Tensor& b, Site where = Site::current());
 
+// The kernel OpenBLAS chose for this CPU (its "core name", e.g. "Haswell", "SkylakeX", "Zen"),
+// which OPENBLAS_CORETYPE overrides: the benches record it beside every figure.
+const char* blas_kernel_name();
+
 }  // namespace hg

@@ -1,9 +1,12 @@
 // The CPU kernel table (cpu/kernels.h): the baseline kernels against their formulas, every
 // other level this CPU runs against the baseline bit for bit (every tail length, NaN and the
-// infinities included), whole ops and a TinyCharLM training run at every level, and the choice of
-// level by HANDGRAD_CPU_CAPABILITY.
+// infinities included), whole ops and a TinyCharLM training run at every level (a level this CPU
+// cannot run is a visible skip), the choice of level by HANDGRAD_CPU_CAPABILITY, and — with levels
+// hidden by cpu::HideCapabilities — what a CPU without AVX-512, or with the baseline only, does.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -45,12 +48,6 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-std::vector<Capability> wider_levels() {
-  std::vector<Capability> v = cpu::available();
-  v.erase(v.begin());  // the baseline itself
-  return v;
-}
 
 }  // namespace
 
@@ -159,11 +156,20 @@ TEST_CASE("baseline RoPE and AdamW kernels against their formulas") {
   }
 }
 
-TEST_CASE("every level this CPU runs gives the baseline's bits, kernel by kernel") {
+namespace {
+
+// True (after saying why, as a visible skip) when `level` cannot run on this CPU and build.
+bool skip_level(Capability level) {
+  const std::string why = cpu::unavailable_reason(level);
+  if (why.empty()) return false;
+  test::skip_case(fmt::format("the {} kernels cannot run here: {}", cpu::name(level), why));
+  return true;
+}
+
+// `level`'s kernels against the baseline's, bit for bit, kernel by kernel.
+void compare_kernels_with_baseline(Capability level) {
   const cpu::Kernels& B = *cpu::kernels_for(Capability::baseline);
-  const std::vector<Capability> levels = wider_levels();
-  if (levels.empty()) MESSAGE("only the baseline level runs here: nothing to compare it with");
-  for (Capability level : levels) {
+  {
     const cpu::Kernels& K = *cpu::kernels_for(level);
     CAPTURE(cpu::name(level));
     for (bool special : {false, true})
@@ -226,51 +232,74 @@ TEST_CASE("every level this CPU runs gives the baseline's bits, kernel by kernel
   }
 }
 
-TEST_CASE("whole ops and a TinyCharLM training run give the same bits at every level") {
-  // The ops that call the kernel table, float32, forward and backward, once per level.
-  auto run = [](Capability level) {
-    cpu::ForceCapability force(level);
-    Generator gen(7);
-    std::vector<double> out;
-    auto keep = [&](const Tensor& t) {
-      const std::vector<double> v = t.to_vector();
-      out.insert(out.end(), v.begin(), v.end());
-    };
-    Tensor q = randn({2, 3, 17, 16}, gen).requires_grad_(), k = randn({2, 3, 17, 16}, gen).requires_grad_(),
-           v = randn({2, 3, 17, 16}, gen).requires_grad_();
-    Tensor o = attention(rope(q), rope(k.transpose(2, 3).contiguous().transpose(2, 3)), v, {.causal = true});
-    Tensor logits = add(mul(o, o), div(o, add(mul(o, o), 1.0))).reshape({-1, 16});
-    Tensor targets = randint({logits.size(0)}, gen, 0, 16);
-    Tensor loss = cross_entropy(sub(logits, mul(logits, 0.5)), targets);
-    backward(loss);
-    for (const Tensor& t : {o, logits, loss, q.grad(), k.grad(), v.grad()}) keep(t);
-
-    Generator g2(3);
-    nn::TinyCharLMConfig cfg;
-    cfg.d = 32;
-    cfg.heads = 2;
-    nn::TinyCharLM model(cfg, g2);
-    nn::AdamW opt(model.parameters(), {.lr = 1e-2});
-    const Tensor tokens = randint({4, 13}, g2, 0, cfg.vocab);
-    const Tensor in = tokens.slice(1, 0, 12).contiguous(), tgt = tokens.slice(1, 1, 13).contiguous();
-    for (int step = 0; step < 3; ++step) {
-      opt.zero_grad();
-      Tensor l = cross_entropy(model.forward(in).reshape({-1, cfg.vocab}), tgt.reshape({-1}));
-      backward(l);
-      opt.step();
-      keep(l);
-    }
-    for (const Tensor& p : model.parameters()) keep(p);
-    return out;
+// The ops that call the kernel table, float32, forward and backward, and three TinyCharLM
+// training steps, at `level`: every number they produce, in order.
+std::vector<double> whole_run(Capability level) {
+  cpu::ForceCapability force(level);
+  Generator gen(7);
+  std::vector<double> out;
+  auto keep = [&](const Tensor& t) {
+    const std::vector<double> v = t.to_vector();
+    out.insert(out.end(), v.begin(), v.end());
   };
-  const std::vector<double> base = run(Capability::baseline);
-  REQUIRE(base.size() > 1000);
-  for (Capability level : wider_levels()) {
-    CAPTURE(cpu::name(level));
-    const std::vector<double> other = run(level);
-    REQUIRE(other.size() == base.size());
-    CHECK(std::memcmp(other.data(), base.data(), base.size() * sizeof(double)) == 0);
+  Tensor q = randn({2, 3, 17, 16}, gen).requires_grad_(), k = randn({2, 3, 17, 16}, gen).requires_grad_(),
+         v = randn({2, 3, 17, 16}, gen).requires_grad_();
+  Tensor o = attention(rope(q), rope(k.transpose(2, 3).contiguous().transpose(2, 3)), v, {.causal = true});
+  Tensor logits = add(mul(o, o), div(o, add(mul(o, o), 1.0))).reshape({-1, 16});
+  Tensor targets = randint({logits.size(0)}, gen, 0, 16);
+  Tensor loss = cross_entropy(sub(logits, mul(logits, 0.5)), targets);
+  backward(loss);
+  for (const Tensor& t : {o, logits, loss, q.grad(), k.grad(), v.grad()}) keep(t);
+
+  Generator g2(3);
+  nn::TinyCharLMConfig cfg;
+  cfg.d = 32;
+  cfg.heads = 2;
+  nn::TinyCharLM model(cfg, g2);
+  nn::AdamW opt(model.parameters(), {.lr = 1e-2});
+  const Tensor tokens = randint({4, 13}, g2, 0, cfg.vocab);
+  const Tensor in = tokens.slice(1, 0, 12).contiguous(), tgt = tokens.slice(1, 1, 13).contiguous();
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    Tensor l = cross_entropy(model.forward(in).reshape({-1, cfg.vocab}), tgt.reshape({-1}));
+    backward(l);
+    opt.step();
+    keep(l);
   }
+  for (const Tensor& p : model.parameters()) keep(p);
+  return out;
+}
+
+void compare_whole_run_with_baseline(Capability level) {
+  const std::vector<double> base = whole_run(Capability::baseline);
+  REQUIRE(base.size() > 1000);
+  CAPTURE(cpu::name(level));
+  const std::vector<double> other = whole_run(level);
+  REQUIRE(other.size() == base.size());
+  CHECK(std::memcmp(other.data(), base.data(), base.size() * sizeof(double)) == 0);
+}
+
+}  // namespace
+
+// One case per level, so that a level this CPU cannot run is a visible skip, not a silent pass.
+TEST_CASE("the avx2 kernels give the baseline's bits, kernel by kernel") {
+  if (skip_level(Capability::avx2)) return;
+  compare_kernels_with_baseline(Capability::avx2);
+}
+
+TEST_CASE("the avx512 kernels give the baseline's bits, kernel by kernel") {
+  if (skip_level(Capability::avx512)) return;
+  compare_kernels_with_baseline(Capability::avx512);
+}
+
+TEST_CASE("whole ops and a TinyCharLM training run give the same bits with the avx2 kernels") {
+  if (skip_level(Capability::avx2)) return;
+  compare_whole_run_with_baseline(Capability::avx2);
+}
+
+TEST_CASE("whole ops and a TinyCharLM training run give the same bits with the avx512 kernels") {
+  if (skip_level(Capability::avx512)) return;
+  compare_whole_run_with_baseline(Capability::avx512);
 }
 
 TEST_CASE("HANDGRAD_CPU_CAPABILITY chooses the level, and a wrong one is an error that says what to do") {
@@ -287,13 +316,60 @@ TEST_CASE("HANDGRAD_CPU_CAPABILITY chooses the level, and a wrong one is an erro
     CHECK(m.find("'sse9' is not a level") != std::string::npos);
     CHECK(m.find("baseline, avx2 or avx512") != std::string::npos);
   }
-  if (!cpu::kernels_for(Capability::avx512)) {
-    CHECK_THROWS_WITH_AS(cpu::choose("avx512"), doctest::Contains("this CPU runs"), std::exception);
-    CHECK_THROWS_AS(cpu::ForceCapability(Capability::avx512), std::exception);
-  }
   // The process's own choice: ctest runs this case once more with HANDGRAD_CPU_CAPABILITY=baseline
   // (tests/CMakeLists.txt), which must then be the level in use.
   const char* env = std::getenv("HANDGRAD_CPU_CAPABILITY");
   CHECK(cpu::kernels().level == cpu::choose(env));
   if (env && std::string(env) == "baseline") CHECK(cpu::kernels().level == Capability::baseline);
+}
+
+// The branches a CPU without AVX-512, or with neither wider level, takes: run on every machine by
+// hiding levels (cpu::HideCapabilities), whatever this CPU has.
+TEST_CASE("a CPU without AVX-512: asking for it is an error that lists what runs, and avx2 is the widest") {
+  const bool avx2_here = cpu::kernels_for(Capability::avx2) != nullptr;
+  const Capability chosen_before = cpu::kernels().level;
+  {
+    cpu::HideCapabilities hide({Capability::avx512});
+    CHECK(cpu::kernels_for(Capability::avx512) == nullptr);
+    CHECK(!cpu::unavailable_reason(Capability::avx512).empty());
+    const std::vector<Capability> levels = cpu::available();
+    CHECK(std::find(levels.begin(), levels.end(), Capability::avx512) == levels.end());
+    CHECK(cpu::choose(nullptr) == (avx2_here ? Capability::avx2 : Capability::baseline));
+    const std::string runs = avx2_here ? "this CPU and build run: baseline, avx2." : "this CPU and build run: baseline.";
+    CHECK_THROWS_WITH_AS(cpu::choose("avx512"),
+                         doctest::Contains("HANDGRAD_CPU_CAPABILITY: asks for the avx512 kernels, but this CPU does not "
+                                           "support those instructions"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(cpu::choose("avx512"), doctest::Contains(runs.c_str()), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(cpu::choose("avx512"), doctest::Contains("Unset it, or choose one of those"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(cpu::ForceCapability(Capability::avx512), doctest::Contains("avx512 kernels are not available"),
+                         std::invalid_argument);
+    CHECK(cpu::kernels().level == chosen_before);  // the process's choice is kept
+  }
+  // The mask is gone with its scope.
+  CHECK(cpu::unavailable_reason(Capability::baseline).empty());
+  if (cpu::unavailable_reason(Capability::avx512).empty()) CHECK(cpu::kernels_for(Capability::avx512) != nullptr);
+}
+
+TEST_CASE("a CPU that runs only the baseline: it is the only level, the widest, and the others are refused") {
+  cpu::HideCapabilities hide({Capability::avx2, Capability::avx512});
+  CHECK(cpu::available() == std::vector<Capability>{Capability::baseline});
+  CHECK(cpu::choose(nullptr) == Capability::baseline);
+  CHECK(cpu::choose("baseline") == Capability::baseline);
+  for (const char* level : {"avx2", "avx512"}) {
+    CAPTURE(level);
+    CHECK_THROWS_WITH_AS(cpu::choose(level), doctest::Contains("this CPU and build run: baseline."),
+                         std::invalid_argument);
+  }
+  CHECK_THROWS_AS(cpu::ForceCapability(Capability::avx2), std::invalid_argument);
+  {
+    cpu::ForceCapability force(Capability::baseline);  // still allowed, and in force while it lives
+    CHECK(cpu::kernels().level == Capability::baseline);
+  }
+  {
+    cpu::HideCapabilities nested({Capability::baseline});  // the baseline cannot be hidden
+    CHECK(cpu::kernels_for(Capability::baseline) != nullptr);
+  }
+  CHECK(cpu::kernels_for(Capability::avx2) == nullptr);  // the outer mask still holds
 }
