@@ -79,9 +79,15 @@ inline std::string peer_script(const std::string& name) {
 // Runs `python script args` (args already quoted as the shell needs), stdout and stderr together.
 // Returns the peer's JSON object when it holds `key` and the peer exited 0; otherwise nullopt,
 // with the reason in *why (the peer's "error", or its exit status and last line).
+// When HANDGRAD_PEER_LD_LIBRARY_PATH is set (scripts/gpu-check sets it to the path as it was before
+// it added CUDA's libraries for handgrad's programs), the peer runs with LD_LIBRARY_PATH set back to
+// it (unset when empty), so PyTorch loads the CUDA libraries it ships with.
 inline std::optional<nlohmann::json> run_peer(const std::string& python, const std::string& script,
                                               const std::string& args, const char* key, std::string* why) {
-  const std::string cmd = fmt::format("{} {} {} 2>&1", shell_quote(python), shell_quote(script), args);
+  std::string env;
+  if (const char* peer_path = std::getenv("HANDGRAD_PEER_LD_LIBRARY_PATH"))
+    env = *peer_path ? fmt::format("env LD_LIBRARY_PATH={} ", shell_quote(peer_path)) : "env -u LD_LIBRARY_PATH ";
+  const std::string cmd = fmt::format("{}{} {} {} 2>&1", env, shell_quote(python), shell_quote(script), args);
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) {
     *why = "could not start " + python;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -129,7 +131,16 @@ CachingAllocator& allocator() {
 
 }  // namespace
 
+bool allocator_exact() {
+  static const bool exact = [] {
+    const char* v = std::getenv("HANDGRAD_CUDA_EXACT_ALLOC");
+    return v && std::string(v) == "1";
+  }();
+  return exact;
+}
+
 size_t allocator_bucket(size_t nbytes) {
+  if (allocator_exact()) return nbytes;
   return nbytes <= kSmallLimit ? round_up(nbytes, kSmallQuantum) : round_up(nbytes, kLargeQuantum);
 }
 

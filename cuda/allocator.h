@@ -22,8 +22,13 @@ struct AllocatorStats {
   size_t blocks_cached = 0;
 };
 
-// The size a request is rounded up to: a multiple of 512 bytes up to 1 MiB, of 1 MiB above.
+// The size a request is rounded up to: a multiple of 512 bytes up to 1 MiB, of 1 MiB above —
+// or exactly nbytes when HANDGRAD_CUDA_EXACT_ALLOC=1 (read once, at the first allocation): blocks
+// of exactly the size asked for, so that a memory checker (compute-sanitizer's memcheck, the CPU
+// emulation's AddressSanitizer) sees an overrun of even one element past a tensor's end. Slower
+// (fewer blocks are reused); for checking runs only.
 size_t allocator_bucket(size_t nbytes);
+bool allocator_exact();
 
 // A device block of at least nbytes (nullptr for 0). On out-of-memory, releases the cache and
 // retries once, then throws hg::Error naming cudaMalloc, the size and what is in use.

@@ -105,7 +105,11 @@ TEST_CASE("cpu -> cuda -> cpu is bit-identical (float32, float64)") {
 }
 
 #ifdef HANDGRAD_WITH_CUDA
-TEST_CASE("allocator buckets: 512-byte steps up to 1 MiB, 1 MiB steps above") {
+TEST_CASE("allocator buckets: 512-byte steps up to 1 MiB, 1 MiB steps above (exact sizes when asked)") {
+  if (cuda::allocator_exact()) {  // HANDGRAD_CUDA_EXACT_ALLOC=1, as the checking runs set it
+    for (size_t n : {size_t{1}, size_t{513}, (size_t{1} << 20) + 1}) CHECK(cuda::allocator_bucket(n) == n);
+    return;
+  }
   CHECK(cuda::allocator_bucket(1) == 512);
   CHECK(cuda::allocator_bucket(512) == 512);
   CHECK(cuda::allocator_bucket(513) == 1024);
@@ -115,15 +119,18 @@ TEST_CASE("allocator buckets: 512-byte steps up to 1 MiB, 1 MiB steps above") {
 
 TEST_CASE("a freed block is reused: the second alloc of the same size makes no cudaMalloc") {
   cuda::allocator_release_cached();
-  const size_t n = (3 << 20) + 17;  // bucket: 4 MiB
+  const size_t n = (3 << 20) + 17;  // bucket: 4 MiB (n itself with exact sizes)
+  const size_t bucket = cuda::allocator_bucket(n);
+  CHECK(bucket == (cuda::allocator_exact() ? n : size_t{4} << 20));
+  const size_t second = cuda::allocator_exact() ? n : n + 1000;  // the same bucket
   cuda::AllocatorStats s0 = cuda::allocator_stats();
   CHECK(s0.blocks_cached == 0);
   void* a = cu().alloc(n);
   cuda::AllocatorStats s1 = cuda::allocator_stats();
   CHECK(s1.cuda_malloc_calls == s0.cuda_malloc_calls + 1);
   cu().free(a);
-  CHECK(cuda::allocator_stats().bytes_cached == (4u << 20));
-  void* b = cu().alloc(n + 1000);  // same bucket (3 MiB + 1017 also rounds to 4 MiB)
+  CHECK(cuda::allocator_stats().bytes_cached == bucket);
+  void* b = cu().alloc(second);
   cuda::AllocatorStats s2 = cuda::allocator_stats();
   CHECK(b == a);
   CHECK(s2.cuda_malloc_calls == s1.cuda_malloc_calls);
