@@ -1,0 +1,251 @@
+"""handgrad: a tape-based autograd engine whose every backward is derived by hand.
+
+PyTorch's names and semantics over the C++ library (handgrad._C), so that one lambda runs on
+both::
+
+    import handgrad as hg
+    x = hg.tensor([[1., 2.], [3., 4.]], dtype=hg.float64, requires_grad=True)
+    (x @ x).sum().backward()
+    x.grad
+
+This module only spells the library's calls the way PyTorch users expect (varargs shapes,
+indexing, repr, NumPy input); every computation happens in C++.
+"""
+
+import builtins as _builtins
+from collections import namedtuple as _namedtuple
+
+import numpy as _np
+
+from . import _C
+from ._C import Error, Generator, Tensor, cuda_is_available, is_grad_enabled
+from ._C import exp, log, log_softmax, matmul, mean, relu, softmax, sum, tanh  # noqa: A004
+
+__version__ = _C.__version__
+
+float32 = _C.dtype.float32
+float64 = _C.dtype.float64
+int64 = _C.dtype.int64
+bool = _C.dtype.bool  # noqa: A001 (PyTorch's name: torch.bool)
+float = float32  # noqa: A001
+double = float64
+long = int64
+dtype = _C.dtype
+
+_NUMPY_OF = {float32: _np.float32, float64: _np.float64, int64: _np.int64, bool: _np.bool_}
+_DTYPE_OF = {_np.dtype(v): k for k, v in _NUMPY_OF.items()}
+
+from . import autograd  # noqa: E402  (needs the names above)
+from . import nn  # noqa: E402
+from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
+
+_default_generator = Generator(0)
+
+
+def manual_seed(seed):
+    """Reseeds the generator randn uses when given none (torch.manual_seed)."""
+    _default_generator.manual_seed(seed)
+    return _default_generator
+
+
+def _infer_dtype(data, arr):
+    """PyTorch's rule: bools stay bool, integers become int64, Python floats float32, and a
+    NumPy array keeps its float dtype."""
+    if arr.dtype == _np.bool_:
+        return bool
+    if arr.dtype.kind in "iu":
+        return int64
+    if isinstance(data, _np.ndarray) and arr.dtype == _np.float64:
+        return float64
+    return float32
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of data: a number, nested lists, a NumPy array or a Tensor."""
+    if isinstance(data, Tensor):
+        data = data.detach().numpy() if data.device == "cpu" else data.detach().cpu().numpy()
+    arr = _np.asarray(data)
+    if dtype is None:
+        dtype = _infer_dtype(data, arr)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"hg.tensor: cannot make a tensor from {type(data).__name__} (NumPy dtype {arr.dtype})")
+    out = _C._from_numpy(_np.asarray(arr, dtype=_NUMPY_OF[dtype], order="C"))
+    if device is not None and device != "cpu":
+        out = out.to(device)
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def as_tensor(data, dtype=None, device=None):
+    return data if isinstance(data, Tensor) and dtype in (None, data.dtype) else tensor(data, dtype, device)
+
+
+def from_numpy(array):
+    """A tensor with the array's values and dtype (a copy: the library owns its memory)."""
+    return tensor(_np.asarray(array), dtype=_DTYPE_OF.get(_np.asarray(array).dtype))
+
+
+def _size(size):
+    if len(size) == 1 and not isinstance(size[0], int):
+        return [int(s) for s in size[0]]
+    return [int(s) for s in size]
+
+
+def _factory(make, size, dtype, device, requires_grad):
+    out = make(_size(size), float32 if dtype is None else dtype, device or "cpu")
+    return out.requires_grad_() if requires_grad else out
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _factory(_C._zeros, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _factory(_C._ones, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    out = _C._full(_size([size]), fill_value, float32 if dtype is None else dtype, device or "cpu")
+    return out.requires_grad_() if requires_grad else out
+
+
+def zeros_like(x, dtype=None, requires_grad=False):
+    return zeros(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad=False):
+    return ones(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+    """arange(end) or arange(start, end, step): int64 for integer arguments, else float32."""
+    if end is None:
+        start, end = 0, start
+    integral = all(isinstance(v, int) for v in (start, end, step))
+    if dtype is None:
+        dtype = int64 if integral else float32
+    if integral and start == 0 and step == 1:
+        out = _C._arange(_builtins.max(end, 0), dtype)
+    else:
+        out = tensor(_np.arange(start, end, step), dtype=dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def randn(*size, generator=None, seed=None, dtype=None, requires_grad=False):
+    """Standard normal draws; the same numbers for a seed on every run and platform."""
+    if generator is None:
+        generator = Generator(seed) if seed is not None else _default_generator
+    out = _C._randn(_size(size), generator, float32 if dtype is None else dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+# ---------------------------------------------------------------- Tensor, spelled as in PyTorch
+
+_max = _namedtuple("max", ["values", "indices"])
+
+
+def _tensor_max(self, dim=None, keepdim=False):
+    """max() is the largest element; max(dim) is (values, indices), as torch.max."""
+    out = self._max(dim, keepdim)
+    return out if dim is None else _max(*out)
+
+
+def _getitem(self, index):
+    """Integers select (and drop the dimension), slices view, None adds a dimension and ...
+    skips dimensions: PyTorch's basic indexing, every step a differentiable view."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(isinstance(i, (Tensor, list, _np.ndarray)) for i in index):
+        raise TypeError("hg.Tensor: indexing with tensors or lists (advanced indexing) is not supported yet")
+    out, d = self, 0
+    for pos, i in enumerate(index):
+        if i is Ellipsis:  # the indices after it take the last dimensions
+            d = out.dim() - len([j for j in index[pos + 1:] if j is not None and j is not Ellipsis])
+        elif i is None:
+            out = out.unsqueeze(d)
+            d += 1
+        elif isinstance(i, slice):
+            if i.step is not None and i.step <= 0:
+                raise ValueError("hg.Tensor: slice step must be positive")
+            if out.dim() <= d:
+                raise IndexError(f"too many indices for a tensor of dimension {self.dim()}")
+            start, stop, step = i.indices(out.shape[d])
+            out = out._slice(d, start, stop, step)
+            d += 1
+        elif isinstance(i, (int, _np.integer)) and not isinstance(i, _builtins.bool):
+            if out.dim() <= d:
+                raise IndexError(f"too many indices for a tensor of dimension {self.dim()}")
+            n = out.shape[d]
+            if not -n <= int(i) < n:
+                raise IndexError(f"index {int(i)} is out of range for dimension {d} of size {n}")
+            out = out.select(d, int(i))
+        else:
+            raise TypeError(f"hg.Tensor: unsupported index {i!r}")
+    return out
+
+
+def _setitem(self, index, value):
+    target = self[index]
+    if isinstance(value, Tensor):
+        target.copy_(value)
+    else:
+        target.fill_(value)
+
+
+def _iter(self):
+    for i in range(len(self)):
+        yield self[i]
+
+
+def _tolist(self):
+    return self.detach().cpu().numpy().tolist()
+
+
+def _array(self, dtype=None, copy=None):
+    arr = self.numpy()
+    return arr if dtype is None else arr.astype(dtype, copy=False)
+
+
+def _repr(self):
+    arr = self.detach().cpu().numpy()
+    # PyTorch's style: "1., 2." when every value is whole, else four decimals throughout
+    finite = arr[_np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+    whole = arr.dtype.kind != "f" or _builtins.bool(_np.all(finite == _np.round(finite)))
+    body = _np.array2string(arr, separator=", ", prefix="tensor(", precision=4,
+                            floatmode="maxprec" if whole else "fixed")
+    extras = []
+    if self.dtype not in (float32, int64):
+        extras.append(f"dtype={self.dtype!r}")
+    if self.device != "cpu":
+        extras.append(f"device='{self.device}'")
+    if self.grad_fn is not None:
+        extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+    elif self.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+Tensor.max = _tensor_max
+Tensor.__getitem__ = _getitem
+Tensor.__setitem__ = _setitem
+Tensor.__iter__ = _iter
+Tensor.tolist = _tolist
+Tensor.__array__ = _array
+Tensor.__repr__ = _repr
+Tensor.__str__ = _repr
+Tensor.__hash__ = object.__hash__
+Tensor.T = property(lambda self: self.permute(*range(self.dim() - 1, -1, -1)))
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    return input.max(dim, keepdim)
+
+
+__all__ = [
+    "Error", "Generator", "Tensor", "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled",
+    "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "zeros_like",
+    "ones_like", "arange", "randn", "manual_seed", "float32", "float64", "int64", "bool", "dtype",
+    "exp", "log", "tanh", "relu", "softmax", "log_softmax", "matmul", "sum", "mean", "max",
+    "cuda_is_available", "__version__",
+]

@@ -1,0 +1,5 @@
+"""hg.nn: for now only hg.nn.functional (modules and optimizers are not bound yet)."""
+
+from . import functional
+
+__all__ = ["functional"]

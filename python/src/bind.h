@@ -1,0 +1,27 @@
+// python/src/bind.h — what the binding files share: one bind_* function per area (MLX's layout),
+// and the conversions between Python's spellings and the library's (dims, devices).
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+
+#include "handgrad.h"
+
+namespace nb = nanobind;
+
+namespace hgpy {
+
+void bind_dtypes(nb::module_& m);      // dtypes.cpp: hg.float32 ..., Generator, errors
+void bind_tensor(nb::module_& m);      // tensor.cpp: the Tensor class, factories, NumPy
+void bind_ops(nb::module_& m);         // ops.cpp: arithmetic, reductions, matmul, softmax
+void bind_autograd(nb::module_& m);    // autograd.cpp: backward, grad, gradcheck, grad mode, grad_fn
+void bind_functional(nb::module_& m);  // functional.cpp: nn.functional's losses and attention
+
+// "cpu" / "cuda" (the strings PyTorch's devices print as).
+hg::Device device_named(const std::string& name);
+
+}  // namespace hgpy

@@ -1,0 +1,55 @@
+// python/src/dtypes.cpp — dtypes, devices, the seeded generator and hg.Error.
+#include "bind.h"
+
+namespace hgpy {
+
+namespace {
+// PyTorch's names for the library's dtypes.
+const char* dtype_repr(hg::DType t) {
+  switch (t) {
+    case hg::DType::f32: return "float32";
+    case hg::DType::f64: return "float64";
+    case hg::DType::i64: return "int64";
+    case hg::DType::b8: return "bool";
+  }
+  return "?";
+}
+}  // namespace
+
+hg::Device device_named(const std::string& name) {
+  if (name == "cpu") return hg::Device::cpu;
+  if (name == "cuda" || name == "cuda:0") return hg::Device::cuda;
+  throw hg::Error("device: unknown device '" + name + "'; expected 'cpu' or 'cuda'");
+}
+
+void bind_dtypes(nb::module_& m) {
+  // Every hg::Error a call throws reaches Python as hg.Error, a RuntimeError, with the same text.
+  nb::exception<hg::Error>(m, "Error", PyExc_RuntimeError);
+
+  nb::enum_<hg::DType>(m, "dtype")
+      .value("float32", hg::DType::f32)
+      .value("float64", hg::DType::f64)
+      .value("int64", hg::DType::i64)
+      .value("bool", hg::DType::b8)
+      .def_prop_ro("itemsize", [](hg::DType t) { return hg::dtype_size(t); })
+      .def_prop_ro("is_floating_point", [](hg::DType t) { return hg::is_floating(t); })
+      .def("__repr__", [](hg::DType t) { return std::string("handgrad.") + dtype_repr(t); })
+      .def("__str__", [](hg::DType t) { return std::string("handgrad.") + dtype_repr(t); });
+
+  nb::class_<hg::Generator>(m, "Generator",
+                            "A seeded generator: the same numbers for a seed on every run and platform")
+      .def(nb::init<uint64_t>(), nb::arg("seed") = 0)
+      .def("manual_seed", [](hg::Generator& g, uint64_t seed) -> hg::Generator& {
+             g = hg::Generator(seed);
+             return g;
+           }, nb::arg("seed"), nb::rv_policy::reference)
+      .def("normal", [](hg::Generator& g) { return g.normal(); })
+      .def("uniform", [](hg::Generator& g) { return g.uniform(); });
+
+  m.def("cuda_is_available", [] {
+    const hg::CudaBackend* cuda = hg::cuda_backend();
+    return cuda != nullptr && cuda->device_available();
+  });
+}
+
+}  // namespace hgpy

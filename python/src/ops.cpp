@@ -1,0 +1,84 @@
+// python/src/ops.cpp — arithmetic (with tensors and Python scalars on either side), the unary
+// maps, reductions, matmul and softmax, as Tensor methods and module functions.
+#include "bind.h"
+
+namespace hgpy {
+
+namespace {
+
+using hg::Tensor;
+using release_gil = nb::call_guard<nb::gil_scoped_release>;
+
+// dim=None (every element), an int, or a sequence of ints.
+std::optional<hg::Shape> dims_of(const nb::object& dim) {
+  if (dim.is_none()) return std::nullopt;
+  if (nb::isinstance<nb::int_>(dim)) return hg::Shape{nb::cast<int64_t>(dim)};
+  return nb::cast<hg::Shape>(dim);
+}
+
+Tensor sum_of(const Tensor& x, const nb::object& dim, bool keepdim) {
+  auto dims = dims_of(dim);
+  return dims ? hg::sum(x, *dims, keepdim) : hg::sum(x);
+}
+
+Tensor mean_of(const Tensor& x, const nb::object& dim, bool keepdim) {
+  auto dims = dims_of(dim);
+  return dims ? hg::mean(x, *dims, keepdim) : hg::mean(x);
+}
+
+// max() is the largest element (0-d); max(dim) is (values, indices), as in PyTorch.
+nb::object max_of(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) return nb::cast(hg::max(x.reshape({-1}), 0));
+  return nb::make_tuple(hg::max(x, *dim, keepdim), hg::argmax(x, *dim, keepdim));
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+  auto tensor = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
+  const auto op = nb::is_operator();
+  tensor
+      .def("__add__", [](const Tensor& a, const Tensor& b) { return hg::add(a, b); }, op)
+      .def("__add__", [](const Tensor& a, double s) { return hg::add(a, s); }, op)
+      .def("__radd__", [](const Tensor& a, double s) { return hg::add(a, s); }, op)
+      .def("__sub__", [](const Tensor& a, const Tensor& b) { return hg::sub(a, b); }, op)
+      .def("__sub__", [](const Tensor& a, double s) { return hg::add(a, -s); }, op)
+      .def("__rsub__", [](const Tensor& a, double s) { return hg::rsub(a, s); }, op)
+      .def("__mul__", [](const Tensor& a, const Tensor& b) { return hg::mul(a, b); }, op)
+      .def("__mul__", [](const Tensor& a, double s) { return hg::mul(a, s); }, op)
+      .def("__rmul__", [](const Tensor& a, double s) { return hg::mul(a, s); }, op)
+      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return hg::div(a, b); }, op)
+      .def("__truediv__", [](const Tensor& a, double s) { return a / s; }, op)
+      .def("__rtruediv__", [](const Tensor& a, double s) { return hg::rdiv(a, s); }, op)
+      .def("__pow__", [](const Tensor& a, double p) { return hg::pow(a, p); }, op)
+      // s ** x = exp(x log s), the library's ops composed (s > 0)
+      .def("__rpow__", [](const Tensor& a, double s) { return hg::exp(hg::mul(a, std::log(s))); }, op)
+      .def("__neg__", [](const Tensor& a) { return hg::neg(a); })
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, op, release_gil())
+      .def("matmul", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, release_gil())
+      .def("pow", [](const Tensor& a, double p) { return hg::pow(a, p); }, nb::arg("exponent"))
+      .def("exp", [](const Tensor& x) { return hg::exp(x); })
+      .def("log", [](const Tensor& x) { return hg::log(x); })
+      .def("sqrt", [](const Tensor& x) { return hg::sqrt(x); })
+      .def("tanh", [](const Tensor& x) { return hg::tanh(x); })
+      .def("relu", [](const Tensor& x) { return hg::relu(x); })
+      .def("sum", &sum_of, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false)
+      .def("mean", &mean_of, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false)
+      .def("_max", &max_of, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false)
+      .def("argmax", [](const Tensor& x, int64_t dim, bool keepdim) { return hg::argmax(x, dim, keepdim); },
+           nb::arg("dim"), nb::arg("keepdim") = false)
+      .def("softmax", [](const Tensor& x, int64_t dim) { return hg::softmax(x, dim); }, nb::arg("dim"))
+      .def("log_softmax", [](const Tensor& x, int64_t dim) { return hg::log_softmax(x, dim); }, nb::arg("dim"));
+
+  m.def("matmul", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, release_gil());
+  m.def("exp", [](const Tensor& x) { return hg::exp(x); });
+  m.def("log", [](const Tensor& x) { return hg::log(x); });
+  m.def("tanh", [](const Tensor& x) { return hg::tanh(x); });
+  m.def("relu", [](const Tensor& x) { return hg::relu(x); });
+  m.def("sum", &sum_of, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  m.def("mean", &mean_of, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  m.def("softmax", [](const Tensor& x, int64_t dim) { return hg::softmax(x, dim); }, nb::arg("input"), nb::arg("dim"));
+  m.def("log_softmax", [](const Tensor& x, int64_t dim) { return hg::log_softmax(x, dim); }, nb::arg("input"), nb::arg("dim"));
+}
+
+}  // namespace hgpy

@@ -1,0 +1,154 @@
+// python/src/tensor.cpp — the Tensor class: metadata, views, conversions, factories and NumPy.
+//
+// A Python Tensor holds an hg::Tensor, itself a handle (shared_ptr) to the library's tensor, so
+// two Python objects may name one tensor, as the library's copies do. NumPy arrays made by
+// numpy() view the tensor's memory and keep it alive through a capsule that owns a handle.
+#include <nanobind/ndarray.h>
+
+#include <cstring>
+
+#include "bind.h"
+
+namespace hgpy {
+
+namespace {
+
+nb::dlpack::dtype dlpack_of(hg::DType t) {
+  switch (t) {
+    case hg::DType::f32: return nb::dtype<float>();
+    case hg::DType::f64: return nb::dtype<double>();
+    case hg::DType::i64: return nb::dtype<int64_t>();
+    case hg::DType::b8: return nb::dtype<bool>();
+  }
+  return nb::dtype<float>();
+}
+
+hg::DType dtype_of(nb::dlpack::dtype d) {
+  if (d == nb::dtype<float>()) return hg::DType::f32;
+  if (d == nb::dtype<double>()) return hg::DType::f64;
+  if (d == nb::dtype<int64_t>()) return hg::DType::i64;
+  if (d == nb::dtype<bool>()) return hg::DType::b8;
+  throw hg::Error("tensor: unsupported NumPy dtype; handgrad holds float32, float64, int64 and bool");
+}
+
+// The tensor's memory as a NumPy array with its shape and strides; the array keeps it alive.
+// A CUDA tensor is copied to the host first (its copy is what the array views).
+nb::ndarray<nb::numpy> to_numpy(const hg::Tensor& t) {
+  if (t.requires_grad())
+    throw hg::Error("numpy: can't call numpy() on a tensor that requires grad; use tensor.detach().numpy() instead");
+  hg::Tensor host = t.device() == hg::Device::cpu ? t : t.to(hg::Device::cpu);
+  std::vector<size_t> shape(host.shape().begin(), host.shape().end());
+  auto* keep = new hg::Tensor(host);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<hg::Tensor*>(p); });
+  return nb::ndarray<nb::numpy>(host.raw_data(), shape.size(), shape.data(), owner, host.strides().data(),
+                                dlpack_of(host.dtype()));
+}
+
+// A copy of a C-contiguous host array (torch.tensor copies too).
+hg::Tensor from_numpy(nb::ndarray<nb::c_contig, nb::device::cpu> a) {
+  hg::Shape shape(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) shape[i] = static_cast<int64_t>(a.shape(i));
+  hg::Tensor out = hg::empty(shape, dtype_of(a.dtype()));
+  if (a.nbytes() > 0) std::memcpy(out.raw_data(), a.data(), a.nbytes());
+  return out;
+}
+
+// view(2, 3) and view((2, 3)) both mean the shape (2, 3), as in PyTorch.
+hg::Shape shape_of(const nb::args& args) {
+  if (args.size() == 1 && !nb::isinstance<nb::int_>(args[0])) return nb::cast<hg::Shape>(args[0]);
+  return nb::cast<hg::Shape>(args);
+}
+
+nb::object item_of(const hg::Tensor& t) {
+  if (t.dtype() == hg::DType::i64 && t.numel() == 1) return nb::int_(t.to_int_vector()[0]);
+  double v = t.item();  // the library's error for more than one element
+  if (t.dtype() == hg::DType::b8) return nb::bool_(v != 0.0);
+  return nb::float_(v);
+}
+
+}  // namespace
+
+void bind_tensor(nb::module_& m) {
+  nb::class_<hg::Tensor> tensor(m, "Tensor", "A strided view of memory that records the ops it goes through");
+  tensor
+      .def_prop_ro("shape", [](const hg::Tensor& t) {
+        nb::list dims;
+        for (int64_t s : t.shape()) dims.append(s);
+        return nb::tuple(dims);
+      })
+      .def("size", [](const hg::Tensor& t, std::optional<int64_t> d) -> nb::object {
+        if (d) return nb::int_(t.size(*d));
+        nb::list dims;
+        for (int64_t s : t.shape()) dims.append(s);
+        return nb::tuple(dims);
+      }, nb::arg("dim") = nb::none())
+      .def("stride", [](const hg::Tensor& t) { return nb::tuple(nb::cast(t.strides())); })
+      .def("dim", &hg::Tensor::dim)
+      .def_prop_ro("ndim", &hg::Tensor::dim)
+      .def("numel", &hg::Tensor::numel)
+      .def("__len__", [](const hg::Tensor& t) {
+        if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
+        return t.shape()[0];
+      })
+      .def("is_contiguous", &hg::Tensor::is_contiguous)
+      .def("data_ptr", [](const hg::Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })
+      .def_prop_ro("dtype", &hg::Tensor::dtype)
+      .def_prop_ro("device", [](const hg::Tensor& t) { return std::string(hg::device_name(t.device())); })
+      .def_prop_ro("is_cuda", [](const hg::Tensor& t) { return t.device() == hg::Device::cuda; })
+      .def_prop_rw("name", [](const hg::Tensor& t) { return t.name(); },
+                   [](hg::Tensor& t, std::string n) { t.set_name(std::move(n)); })
+      // views (differentiable; they share memory with the tensor)
+      .def("view", [](const hg::Tensor& t, nb::args shape) { return t.view(shape_of(shape)); })
+      .def("reshape", [](const hg::Tensor& t, nb::args shape) { return t.reshape(shape_of(shape)); })
+      .def("permute", [](const hg::Tensor& t, nb::args dims) { return t.permute(shape_of(dims)); })
+      .def("transpose", &hg::Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"))
+      .def("unsqueeze", &hg::Tensor::unsqueeze, nb::arg("dim"))
+      .def("squeeze", [](const hg::Tensor& t, std::optional<int64_t> d) {
+        if (d) return t.shape()[hg::wrap_dim("squeeze", *d, t.dim())] == 1 ? t.squeeze(*d) : t;
+        hg::Tensor out = t;  // every dimension of size 1, from the last (PyTorch's squeeze())
+        for (int64_t i = t.dim() - 1; i >= 0; --i)
+          if (t.shape()[i] == 1) out = out.squeeze(i);
+        return out;
+      }, nb::arg("dim") = nb::none())
+      .def("select", &hg::Tensor::select, nb::arg("dim"), nb::arg("index"))
+      .def("_slice", &hg::Tensor::slice, nb::arg("dim"), nb::arg("start"), nb::arg("end"), nb::arg("step"))
+      .def("contiguous", &hg::Tensor::contiguous)
+      .def("clone", &hg::Tensor::clone)
+      .def("detach", &hg::Tensor::detach)
+      // conversions
+      .def("to", [](const hg::Tensor& t, hg::DType d) { return t.to(d); }, nb::arg("dtype"))
+      .def("to", [](const hg::Tensor& t, const std::string& device, std::optional<hg::DType> d) {
+        hg::Tensor out = t.to(device_named(device));
+        return d ? out.to(*d) : out;
+      }, nb::arg("device"), nb::arg("dtype") = nb::none())
+      .def("cpu", [](const hg::Tensor& t) { return t.to(hg::Device::cpu); })
+      .def("cuda", [](const hg::Tensor& t) { return t.to(hg::Device::cuda); })
+      .def("float", [](const hg::Tensor& t) { return t.to(hg::DType::f32); })
+      .def("double", [](const hg::Tensor& t) { return t.to(hg::DType::f64); })
+      .def("long", [](const hg::Tensor& t) { return t.to(hg::DType::i64); })
+      .def("bool", [](const hg::Tensor& t) { return t.to(hg::DType::b8); })
+      .def("item", &item_of)
+      .def("__float__", [](const hg::Tensor& t) { return t.item(); })
+      .def("__int__", [](const hg::Tensor& t) { return static_cast<int64_t>(t.item()); })
+      .def("__bool__", [](const hg::Tensor& t) { return t.item() != 0.0; })
+      .def("numpy", &to_numpy, "The tensor's memory as a NumPy array (no copy on the CPU)")
+      // in-place writes (not recorded; refused on tensors that require grad while grad mode is on)
+      .def("fill_", [](nb::handle self, double v) { nb::cast<hg::Tensor&>(self).fill_(v); return nb::borrow(self); })
+      .def("zero_", [](nb::handle self) { nb::cast<hg::Tensor&>(self).zero_(); return nb::borrow(self); })
+      .def("copy_", [](nb::handle self, const hg::Tensor& src) {
+        nb::cast<hg::Tensor&>(self).copy_(src);
+        return nb::borrow(self);
+      }, nb::arg("src"))
+      .def("_str", &hg::Tensor::str, nb::arg("precision") = 4);
+
+  m.def("_from_numpy", &from_numpy, nb::arg("array"));
+  m.def("_zeros", [](const hg::Shape& s, hg::DType t, const std::string& d) { return hg::zeros(s, t, device_named(d)); });
+  m.def("_ones", [](const hg::Shape& s, hg::DType t, const std::string& d) { return hg::ones(s, t, device_named(d)); });
+  m.def("_full", [](const hg::Shape& s, double v, hg::DType t, const std::string& d) {
+    return hg::full(s, v, t, device_named(d));
+  });
+  m.def("_arange", [](int64_t n, hg::DType t) { return hg::arange(n, t); });
+  m.def("_randn", [](const hg::Shape& s, hg::Generator& g, hg::DType t) { return hg::randn(s, g, t); });
+}
+
+}  // namespace hgpy
