@@ -3,17 +3,20 @@
 //
 // Three implementations, chosen once per process by world():
 //   single  one process; every collective leaves the buffer as it is (the default)
-//   mpi     one process per rank, launched by mpirun (OpenMPI), on CPU tensors; a GPU tensor is
-//           staged through the host (compiled when CMake finds MPI)
+//   mpi     one process per rank, started by an MPI launcher (mpirun, mpiexec, srun), on CPU
+//           tensors; a GPU tensor is staged through the host (compiled when CMake finds MPI)
 //   nccl    one process per GPU, NCCL's unique id shared over MPI (compiled when CUDA, NCCL and MPI
-//           are all found); a one-rank job may run without mpirun
-// HANDGRAD_COMM=single|mpi|nccl forces one; otherwise a process started by mpirun (which sets
-// OMPI_COMM_WORLD_SIZE, or PMI_SIZE for other launchers) gets mpi, any other gets single.
+//           are all found); a one-rank job may run without a launcher. The host waits for each
+//           collective, and ends the job on NCCL's asynchronous error or after
+//           HANDGRAD_NCCL_TIMEOUT_S seconds (600 by default; nn/comm_wait.h)
+// HANDGRAD_COMM=single|mpi|nccl forces one; otherwise a process that a launcher started as one
+// rank of several (launch_info() below) gets mpi, any other gets single.
 //
 // The sum has a fixed order — element k is ((x₀ + x₁) + x₂) + … over ranks 0, 1, 2, … on every
 // rank — so the same inputs give the same bits on every rank and every run (mpi; NCCL's ring has
 // its own fixed order for a fixed rank count).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -40,8 +43,40 @@ class Communicator {
   [[noreturn]] virtual void abort(int code) = 0;
 };
 
-// The process's communicator (see above), made on first use and kept until exit.
+// The process's communicator (see above), made on first use and never destroyed: static
+// destruction runs after the CUDA runtime has shut down, too late to tear NCCL down (cuda/nccl.cpp
+// does that in an exit handler of its own, as the allocator and cuBLAS handle are leaked likewise).
 Communicator& world();
+
+// What the launcher says about this process: which launcher, the job's rank count, this
+// process's rank, and its index among the ranks on its machine (which GPU it takes). Read from
+// the environment, the first of these that is present winning:
+//   OpenMPI   OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK
+//   PMIx      PMIX_RANK; size from PMIX_SIZE or SLURM_STEP_NUM_TASKS (srun --mpi=pmix), local rank
+//             from OMPI_COMM_WORLD_LOCAL_RANK or SLURM_LOCALID, where present
+//   MPICH     PMI_SIZE, PMI_RANK, MPI_LOCALRANKID (hydra's mpiexec, Intel MPI)
+//   MVAPICH2  MV2_COMM_WORLD_SIZE, MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_LOCAL_RANK
+//   Slurm     SLURM_STEP_NUM_TASKS or SLURM_NTASKS, SLURM_PROCID, SLURM_LOCALID, in a job step only
+//             (SLURM_STEP_ID set: srun); a batch script holds SLURM_NTASKS of the whole allocation
+//             and is no rank of it
+// Slurm is last because its variables reach everything in an allocation, mpirun's ranks too.
+// A missing local rank is 0. A value that is not an integer, is negative, or a rank not below
+// the size is an hg::Error naming the variable and its value.
+struct LaunchInfo {
+  std::string launcher;  // "OpenMPI", "PMIx", "MPICH", "MVAPICH2", "Slurm"; "" when none
+  std::string size_var;  // the variable the size came from ("" when none says it)
+  int size = 1;          // 0: the launcher does not say (PMIx without a size variable)
+  int rank = 0;
+  int local_rank = 0;
+  // One rank of several (or of a count the launcher does not say): a job for MPI to join.
+  bool launched() const { return !launcher.empty() && size != 1; }
+};
+using Getenv = std::function<const char*(const char* name)>;  // std::getenv, or a test's table
+LaunchInfo launch_info(const Getenv& env);
+LaunchInfo launch_info();  // of this process's environment
+// Refuses, naming both, a launch whose rank count differs from MPI_COMM_WORLD's: then this
+// handgrad's MPI is not the launcher's, and each rank would run as a job of its own.
+void check_launch_size(const LaunchInfo& launch, int mpi_size);
 // Whether this build can run each backend: "single" always, "mpi" and "nccl" when compiled in.
 bool comm_available(const std::string& backend);
 // "rank 1 of 2 (mpi)", or "" in a one-process run (or before world() was made): who wrote a message.

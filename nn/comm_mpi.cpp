@@ -1,4 +1,5 @@
-// nn/comm_mpi.cpp — the communicator over MPI (OpenMPI from Debian), one process per rank.
+// nn/comm_mpi.cpp — the communicator over MPI (OpenMPI from Debian), one process per rank; its size
+// must be the launcher's (nn/comm.h: check_launch_size).
 //
 // all_reduce is a reduce-scatter then an all-gather, both by hand over MPI_Alltoallv and
 // MPI_Allgatherv, so that the order of the sum is ours and fixed: rank k owns the k-th of N
@@ -59,9 +60,13 @@ void divide(T* x, int64_t n, int ranks) {
 class Mpi final : public Communicator {
  public:
   Mpi() {
+    // Read before MPI_Init: OpenMPI's init of a process no launcher of its own started (a
+    // singleton: srun or hydra starting ranks of an OpenMPI build) sets OMPI_COMM_WORLD_SIZE=1.
+    const LaunchInfo launch = launch_info();
     init_mpi_once();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    check_launch_size(launch, size_);
   }
   const char* backend() const override { return "mpi"; }
   int rank() const override { return rank_; }
