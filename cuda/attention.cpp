@@ -7,6 +7,28 @@
 
 namespace hg::cuda {
 
+// The NaN rule's launchers (cuda/attention.cu) and the tiled mask gradient's
+// (cuda/attention_tiled.cu), which belong in cuda/kernels.h; declared here, their one caller,
+// until that header takes them. Their host entries are declared in ops/attention.cpp.
+//
+// X (rows, Tk) contiguous, rows = (batch..., Tq) as g spans them with the mask's strides, flags
+// (rows, w) contiguous: X_ij = 0 at the keys hidden from query i of each row whose flags hold a NaN.
+cudaError_t launch_attention_zero_hidden(Elem t, void* X, const void* flags, int64_t w, int64_t Tq, int64_t Tk,
+                                         bool causal, int mask_kind, const void* mask, int64_t mask_sj,
+                                         const Geometry<1>& g, cudaStream_t s);
+// out (contiguous) = x (g: operands 0 out, 1 x) with every NaN and ±inf entry 0.
+cudaError_t launch_attention_finite_part(Elem t, void* out, const void* x, const Geometry<2>& g, cudaStream_t s);
+// dM (the mask's own shape, contiguous) = dS summed over the entries that read each mask entry. The
+// mask in `a` is that shape, contiguous, so that entry (slice b, i, j) is at the same offset in
+// the mask and in dM. Slice b of the batch entries is at offsets_of(entry, e) + offsets_of(reps, k)
+// for e < entry.numel (the mask's batch entries, in order) and k < reps.numel (the slices that read
+// each). rows / cols: whether the mask has a query / key dimension (else dS is summed along it).
+// D: scratch (slices, Tq) for rowsum(dO ∘ O).
+cudaError_t launch_attention_tiled_mask_grad(Elem t, const TiledAttention& a, const void* q, const void* k,
+                                             const void* v, const void* O, const void* L, const void* dO, void* D,
+                                             void* dM, const Geometry<1>& entry, const Geometry<1>& reps, bool rows,
+                                             bool cols, cudaStream_t s);
+
 namespace {
 
 // The mask's kind for scores of dtype t: none, boolean (b8) or additive (t); anything else throws.
@@ -32,6 +54,41 @@ void attention_scale_mask(const Tensor& S, double scale_by, bool causal, const T
   const Geometry<1> g = geometry<1>(op, S.shape(), {&sm});
   HG_CUDA_CHECK(launch_scale_mask(elem(S.dtype()), S.raw_data(), S.size(-2), S.size(-1), scale_by, causal, kind,
                                   mask.defined() ? mask.raw_data() : nullptr, g, stream()));
+}
+
+void attention_zero_hidden(const Tensor& X, bool causal, const Tensor& mask, const Tensor& flags) {
+  constexpr std::string_view op = "attention_zero_hidden (cuda)";
+  require_float(op, X, "weights or their gradient X");
+  require_float(op, flags, "row flags");
+  require_same_dtype(op, X, flags);
+  if (X.dim() < 2 || flags.dim() != X.dim() || !X.is_contiguous() ||
+      Shape(flags.shape().begin(), flags.shape().end() - 1) != Shape(X.shape().begin(), X.shape().end() - 1))
+    fail(op, "X {} must be contiguous (batch..., Tq, Tk) and the flags {} (batch..., Tq, w)", X.describe(),
+         flags.describe());
+  const int kind = mask_kind(op, mask, X.dtype());
+  const Shape rows(X.shape().begin(), X.shape().end() - 1);  // (batch..., Tq)
+  Shape row_strides(rows.size(), 0);  // the mask's strides over (batch..., Tq); sj along keys
+  int64_t sj = 0;
+  if (mask.defined()) {
+    const Shape sm = broadcast_strides(op, mask, X.shape());
+    row_strides.assign(sm.begin(), sm.end() - 1);
+    sj = sm.back();
+  }
+  const Geometry<1> g = geometry<1>(op, rows, {&row_strides});
+  const Tensor f = dense(flags);
+  HG_CUDA_CHECK(launch_attention_zero_hidden(elem(X.dtype()), X.raw_data(), f.raw_data(), flags.size(-1), X.size(-2),
+                                             X.size(-1), causal, kind, mask.defined() ? mask.raw_data() : nullptr, sj,
+                                             g, stream()));
+}
+
+Tensor attention_finite_part(const Tensor& x) {
+  constexpr std::string_view op = "attention_finite_part (cuda)";
+  require_float(op, x, "input x");
+  Tensor out = empty(x.shape(), x.dtype(), Device::cuda);
+  const Shape so = out.strides(), sx = x.strides();
+  const Geometry<2> g = geometry<2>(op, x.shape(), {&so, &sx});
+  HG_CUDA_CHECK(launch_attention_finite_part(elem(x.dtype()), out.raw_data(), x.raw_data(), g, stream()));
+  return out;
 }
 
 // ---------------------------------------------------------------- tiled attention
@@ -135,6 +192,42 @@ void attention_tiled_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   if (dK) *dK = gk;
   if (dV) *dV = gv;
   if (dS_out) *dS_out = ds;
+}
+
+Tensor attention_tiled_mask_grad(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                                 bool causal, const Tensor& O, const Tensor& L, const Tensor& dO) {
+  if (!mask.defined() || mask.dtype() != q.dtype())
+    fail(kTiled, "the mask's gradient needs an additive mask in q's dtype {}; got {}", dtype_name(q.dtype()),
+         mask.defined() ? mask.describe() : std::string("none"));
+  const Tensor md = dense(mask);  // read where dM is written: entry (b, i, j) at one offset in both
+  Shape batch;
+  const TiledAttention a = tiled_problem(q, k, v, md, scale, causal, &batch);
+  require_shape(O, "forward's output O", q, batch_and(batch, {a.Tq, a.dv}));
+  require_shape(L, "forward's log-sum-exp L", q, batch_and(batch, {a.Tq}));
+  require_shape(dO, "output gradient dO", q, batch_and(batch, {a.Tq, a.dv}));
+  // The slices as (the mask's batch entries) × (the slices that read each): along a batch dimension
+  // the mask has, the entry's index; along one it broadcasts over, the repeat's.
+  const size_t nb = batch.size();
+  const int64_t lead = static_cast<int64_t>(nb) + 2 - md.dim();  // batch dimensions the mask lacks
+  Shape entry_size(nb, 1), entry_stride(nb, 0), rep_size(nb, 1), rep_stride(nb, 0);
+  int64_t slice_stride = 1;  // of batch dimension d, in slices (row-major)
+  for (size_t d = nb; d-- > 0; slice_stride *= batch[d]) {
+    const int64_t md_d = static_cast<int64_t>(d) - lead;
+    const bool has = md_d >= 0 && md.size(md_d) == batch[d];
+    (has ? entry_size : rep_size)[d] = batch[d];
+    (has ? entry_stride : rep_stride)[d] = slice_stride;
+  }
+  const Geometry<1> entry = geometry<1>(kTiled, entry_size, {&entry_stride});
+  const Geometry<1> reps = geometry<1>(kTiled, rep_size, {&rep_stride});
+  Tensor dM = empty(mask.shape(), q.dtype(), Device::cuda);
+  if (dM.numel() == 0) return dM;
+  Tensor D = empty(batch_and(batch, {a.Tq}), q.dtype(), Device::cuda);  // rowsum(dO ∘ O), scratch
+  const Tensor qc = dense(q), kc = dense(k), vc = dense(v), Oc = dense(O), Lc = dense(L), dOc = dense(dO);
+  HG_CUDA_CHECK(launch_attention_tiled_mask_grad(elem(q.dtype()), a, qc.raw_data(), kc.raw_data(), vc.raw_data(),
+                                                 Oc.raw_data(), Lc.raw_data(), dOc.raw_data(), D.raw_data(),
+                                                 dM.raw_data(), entry, reps, a.mask_si != 0, a.mask_sj != 0,
+                                                 stream()));
+  return dM;
 }
 
 }  // namespace hg::cuda

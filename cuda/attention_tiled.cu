@@ -19,6 +19,10 @@
 //   dQ_I = scale · Σ_J dS_IJ K_J                            (query_grads_kernel, one block per query tile)
 // Each block owns the rows it writes and sums over the other tiles in a fixed order: no atomics,
 // the same bits run after run. S and P are recomputed in both kernels (cheaper than storing them).
+// A NaN row (L = D = NaN) follows the NaN rule of ops/attention.h: P = dS = 0 at its hidden keys
+// (gradients_tile), and dK's product reads a NaN or ±inf of Q as 0.
+// An additive mask that requires grad gets dM = dS summed to its own shape from mask_grad_kernel,
+// which recomputes dS once more instead of writing it in full.
 //
 // Tiles: float32 32 queries × 32 keys forward, 16 × 16 backward; float64 16 × 16 and 8 × 8 — what
 // the 48 KiB of static shared memory holds at the largest head dim, kAttentionMaxHead (128).
@@ -120,15 +124,19 @@ __device__ void add_product(const T* X, const T* Y, int64_t d, T (&acc)[N], cons
   }
 }
 
-// acc (C, d) += Xᵀ Y, X (R, C) in shared memory (rows C + 1 apart), Y (R, d) (rows kLd apart).
-template <typename T, int R, int C, int N>
+// acc (C, d) += Xᵀ Y, X (R, C) in shared memory (rows C + 1 apart), Y (R, d) (rows kLd apart);
+// with finite_y, Y's NaN and ±inf entries read as 0 (dK's product under the NaN rule).
+template <typename T, int R, int C, bool finite_y = false, int N>
 __device__ void add_transposed(const T* X, const T* Y, int64_t d, T (&acc)[N]) {
   HG_UNROLL for (int n = 0; n < N; ++n) {
     const int64_t e = tid() + static_cast<int64_t>(n) * kTileThreads;
     if (e >= C * d) continue;
     const int64_t c = e / d, col = e % d;
     T sum = 0;
-    for (int r = 0; r < R; ++r) sum += X[r * (C + 1) + c] * Y[r * kLd + col];
+    for (int r = 0; r < R; ++r) {
+      const T y = Y[r * kLd + col];
+      sum += X[r * (C + 1) + c] * (finite_y ? finite_or_zero(y) : y);
+    }
     acc[n] += sum;
   }
 }
@@ -259,19 +267,22 @@ __device__ void load_queries(const TiledAttention& a, BackwardShared<T>& sh, con
   }
 }
 
-// P and dS of the tile pair in shared memory: P = e^(S − L), 0 where the key is hidden, on a row
-// with L = −inf and outside the tiles; dS = P ∘ (dP − D), dP = dO Vᵀ.
+// P and dS of the tile pair in shared memory: P = e^(S − L), 0 on a row with L = −inf and outside
+// the tiles; dS = P ∘ (dP − D), dP = dO Vᵀ. Where the key is hidden both are exactly 0, in a NaN
+// row (L = D = NaN) too — the NaN rule of ops/attention.h.
 template <typename T>
 __device__ void gradients_tile(const TiledAttention& a, BackwardShared<T>& sh, int64_t mask_at, int64_t i0, int rows,
                                int64_t j0, int cols) {
   constexpr int R = BackwardShared<T>::R, C = BackwardShared<T>::C;
   for (int e = tid(); e < R * C; e += kTileThreads) {
     const int r = e / C, c = e % C;
+    const int64_t i = i0 + r, j = j0 + c, entry = mask_at + i * a.mask_si + j * a.mask_sj;
     T p = 0, ds = 0;
-    if (r < rows && c < cols) {
-      const T s = score(a, dot(sh.q + r * kLd, sh.k + c * kLd, a.dk), mask_at, i0 + r, j0 + c);
+    if (r < rows && c < cols && !hidden_key<T>(i, j, a.causal, a.mask_kind, a.mask, entry)) {
+      const T s =
+          visible_score(dot(sh.q + r * kLd, sh.k + c * kLd, a.dk), static_cast<T>(a.scale), a.mask_kind, a.mask, entry);
       const T l = sh.lse[r];
-      if (s != neg_infinity<T>() && l != neg_infinity<T>()) p = dexp(s - l);
+      if (l != neg_infinity<T>()) p = dexp(s - l);
       ds = p * (dot(sh.dO + r * kLd, sh.v + c * kLd, a.dv) - sh.D[r]);
     }
     sh.p[r * (C + 1) + c] = p;
@@ -302,7 +313,7 @@ __global__ void __launch_bounds__(kTileThreads)
       __syncthreads();
       gradients_tile(a, sh, mask_at, i0, rows, j0, cols);
       __syncthreads();
-      add_transposed<T, Sh::R, Sh::C>(sh.ds, sh.q, a.dk, dk_acc);  // dK_J += dS_IJᵀ Q_I
+      add_transposed<T, Sh::R, Sh::C, true>(sh.ds, sh.q, a.dk, dk_acc);  // dK_J += dS_IJᵀ Q_I (NaN rule: Q finite)
       add_transposed<T, Sh::R, Sh::C>(sh.p, sh.dO, a.dv, dv_acc);  // dV_J += P_IJᵀ dO_I
     }
     if (dK) store_rows(dK + (b * a.Tk + j0) * a.dk, dk_acc, cols, a.dk, static_cast<T>(a.scale));
@@ -350,6 +361,75 @@ __global__ void __launch_bounds__(kTileThreads)
   }
 }
 
+// ---------------------------------------------------------------- the additive mask's gradient
+
+// dM = dS summed to the mask's own shape — over the slices that read a mask entry, and over the
+// queries (keys) where the mask has no query (key) dimension — without dS in full. One block per
+// work item: a batch entry e of the mask and, where the mask has them, one query tile and one key
+// tile. The block walks the slices that read e (in order, entry and reps: cuda/attention.cpp) and
+// the query and key tiles of the dimensions the mask lacks (in order, the pairs wholly above the
+// causal diagonal skipped), recomputes each tile pair's dS as the backward does (gradients_tile),
+// and adds it into the entries of dM it owns, each summed in that fixed order: the same bits run
+// after run. The mask in `a` is dense in its own shape, so dM's entry for (slice b, i, j) is at
+// the mask's offset of it.
+template <typename T>
+__global__ void __launch_bounds__(kTileThreads)
+    mask_grad_kernel(TiledAttention a, Operands<T> in, T* __restrict__ dM, Geometry<1> entry, Geometry<1> reps) {
+  using Sh = BackwardShared<T>;
+  constexpr int R = Sh::R, C = Sh::C, P = C + 1, N = (R * C + kTileThreads - 1) / kTileThreads;
+  __shared__ Sh sh;
+  const bool own_rows = a.mask_si != 0, own_cols = a.mask_sj != 0;  // the mask has a query / key dimension
+  const int64_t q_tiles = ceil_div(a.Tq, R), k_tiles = ceil_div(a.Tk, C);
+  const int64_t qt = own_rows ? q_tiles : 1, kt = own_cols ? k_tiles : 1;
+  const int64_t Tq_m = own_rows ? a.Tq : 1, Tk_m = own_cols ? a.Tk : 1;  // the mask's last two sizes
+  const int out_rows = own_rows ? R : 1, out_cols = own_cols ? C : 1;     // the entries a work item owns
+  for (int64_t w = blockIdx.x; w < entry.numel * qt * kt; w += gridDim.x) {
+    const int64_t m = w / (qt * kt), I = (w / kt) % qt, J = w % kt;
+    int64_t first[1];
+    offsets_of(entry, m, first);
+    T acc[N];
+    for (T& x : acc) x = T(0);
+    for (int64_t rep = 0; rep < reps.numel; ++rep) {
+      int64_t more[1];
+      offsets_of(reps, rep, more);
+      const int64_t b = first[0] + more[0], mask_at = mask_offset(a, b);
+      for (int64_t ti = own_rows ? I : 0; ti < (own_rows ? I + 1 : q_tiles); ++ti) {
+        const int64_t i0 = ti * R;
+        const int rows = static_cast<int>(imin(R, a.Tq - i0));
+        __syncthreads();  // the last tile pair's queries and dS are read
+        load_queries(a, sh, in, b, i0, rows);
+        for (int64_t tj = own_cols ? J : 0; tj < (own_cols ? J + 1 : k_tiles); ++tj) {
+          const int64_t j0 = tj * C;
+          if (a.causal && j0 >= i0 + rows) break;  // this key tile and the later ones: hidden from every row
+          const int cols = static_cast<int>(imin(C, a.Tk - j0));
+          __syncthreads();  // the last key tile and dS are read
+          load_rows<T, C>(sh.k, in.k + (b * a.Tk + j0) * a.dk, cols, a.dk);
+          load_rows<T, C>(sh.v, in.v + (b * a.Tk + j0) * a.dv, cols, a.dv);
+          __syncthreads();
+          gradients_tile(a, sh, mask_at, i0, rows, j0, cols);
+          __syncthreads();
+          HG_UNROLL for (int n = 0; n < N; ++n) {  // this thread's entries (ro, co) of the work item
+            const int e = tid() + n * kTileThreads;
+            if (e >= out_rows * out_cols) continue;
+            const int ro = e / out_cols, co = e % out_cols;
+            T sum = 0;
+            for (int r = own_rows ? ro : 0; r < (own_rows ? ro + 1 : R); ++r)
+              for (int c = own_cols ? co : 0; c < (own_cols ? co + 1 : C); ++c) sum += sh.ds[r * P + c];
+            acc[n] += sum;
+          }
+        }
+      }
+    }
+    T* out = dM + m * Tq_m * Tk_m;
+    HG_UNROLL for (int n = 0; n < N; ++n) {
+      const int e = tid() + n * kTileThreads;
+      if (e >= out_rows * out_cols) continue;
+      const int64_t i = (own_rows ? I * R : 0) + e / out_cols, j = (own_cols ? J * C : 0) + e % out_cols;
+      if (i < Tq_m && j < Tk_m) out[i * Tk_m + j] = acc[n];
+    }
+  }
+}
+
 bool valid(const TiledAttention& a) {
   const auto head = [](int64_t d) { return d >= 0 && d <= kAttentionMaxHead; };
   return a.Tq >= 0 && a.Tk >= 0 && head(a.dk) && head(a.dv) && a.mask_kind >= kMaskNone && a.mask_kind <= kMaskAdditive;
@@ -392,6 +472,28 @@ cudaError_t launch_attention_tiled_backward(Elem t, const TiledAttention& a, con
     if ((dQ || dS) && a.Tq > 0)
       query_grads_kernel<T><<<rows_grid(a.slices * ceil_div(a.Tq, Sh::R)), kTileThreads, 0, s>>>(
           a, in, static_cast<T*>(dQ), static_cast<T*>(dS));
+  });
+}
+
+cudaError_t launch_attention_tiled_mask_grad(Elem t, const TiledAttention& a, const void* q, const void* k,
+                                             const void* v, const void* O, const void* L, const void* dO, void* D,
+                                             void* dM, const Geometry<1>& entry, const Geometry<1>& reps, bool rows,
+                                             bool cols, cudaStream_t s) {
+  if (!valid(a) || a.mask_kind != kMaskAdditive || rows != (a.mask_si != 0) || cols != (a.mask_sj != 0) ||
+      entry.numel * reps.numel != a.slices)
+    return cudaErrorInvalidValue;
+  return launch_float(t, [&](auto zero) {
+    using T = decltype(zero);
+    using Sh = BackwardShared<T>;
+    const Operands<T> in{static_cast<const T*>(q), static_cast<const T*>(k),  static_cast<const T*>(v),
+                         static_cast<const T*>(dO), static_cast<const T*>(L), static_cast<const T*>(D)};
+    const int64_t n_rows = a.slices * a.Tq;
+    if (n_rows > 0)
+      rowsum_kernel<T><<<grid_for(n_rows), kThreads, 0, s>>>(in.dO, static_cast<const T*>(O), static_cast<T*>(D),
+                                                             n_rows, a.dv);
+    const int64_t work = entry.numel * (rows ? ceil_div(a.Tq, Sh::R) : 1) * (cols ? ceil_div(a.Tk, Sh::C) : 1);
+    if (work > 0)
+      mask_grad_kernel<T><<<rows_grid(work), kTileThreads, 0, s>>>(a, in, static_cast<T*>(dM), entry, reps);
   });
 }
 

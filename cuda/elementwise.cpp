@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -103,9 +104,16 @@ struct PendingCheck {
   Tensor status;  // kept alive (and its block out of the cache) until it is read
   StatusReport report;
 };
+// The checks not yet read, from every host thread that queues work on the stream: only touched
+// with pending_mutex() held (defer_check's push, wait_for_stream's swap), never while the reports
+// run, which may throw or read the device.
 std::vector<PendingCheck>& pending() {
   static std::vector<PendingCheck> list;
   return list;
+}
+std::mutex& pending_mutex() {
+  static std::mutex m;
+  return m;
 }
 std::atomic<uint64_t> g_host_waits{0};
 
@@ -130,14 +138,22 @@ Tensor queue_status_read(const std::vector<PendingCheck>& checks, std::vector<in
 }  // namespace
 
 void defer_check(Tensor status, StatusReport report) {
-  pending().push_back({std::move(status), std::move(report)});
+  size_t queued = 0;
+  {
+    const std::lock_guard<std::mutex> lock(pending_mutex());
+    pending().push_back({std::move(status), std::move(report)});
+    queued = pending().size();
+  }
   // A long run with no copy to the host would hold one status per op: read them now and then.
-  if (pending().size() >= 4096) wait_for_stream();
+  if (queued >= 4096) wait_for_stream();
 }
 
 void wait_for_stream() {
   std::vector<PendingCheck> checks;
-  checks.swap(pending());  // a report that throws leaves the list empty, not half read
+  {
+    const std::lock_guard<std::mutex> lock(pending_mutex());
+    checks.swap(pending());  // a report that throws leaves the list empty, not half read
+  }
   std::vector<int64_t> host;  // pageable: the copy into it is complete once the stream is
   Tensor gathered;
   if (!checks.empty()) gathered = queue_status_read(checks, host);

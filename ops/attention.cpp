@@ -10,7 +10,8 @@
 //   tiled         FlashAttention-2 on the CPU (ops/attention_tiled.cpp): O and the row
 //                 log-sum-exp kept, P recomputed tile by tile in the backward.
 // The tests hold every path to the others. The mask rule is stated once per device:
-// ops/attention_cpu.h (MaskRule) and cuda/attention_mask.cuh.
+// ops/attention_cpu.h (MaskRule) and cuda/attention_mask.cuh; the NaN rule, once, in
+// ops/attention.h, and each path applies it where its row rule and its dK product are.
 #include "ops/attention.h"
 
 #include <cmath>
@@ -30,6 +31,24 @@
 #include "ops/registry.h"
 
 namespace hg {
+
+#ifdef HANDGRAD_WITH_CUDA
+// Host entries of cuda/attention.cpp that belong in cuda/ops.h beside attention_scale_mask; they
+// are declared here, their one caller, until that header takes them.
+namespace cuda {
+// The NaN rule's zero (ops/attention.h) in place on X (contiguous (batch..., Tq, Tk): P or dS):
+// in each row i whose row of flags ((batch..., Tq, w): O, or D) holds a NaN, X_ij = 0 at every key
+// j the mask rule hides from i. Rows without a NaN are read in flags only.
+void attention_zero_hidden(const Tensor& X, bool causal, const Tensor& mask, const Tensor& flags);
+// x (any strides) as a fresh contiguous tensor with every NaN and ±inf entry 0.
+Tensor attention_finite_part(const Tensor& x);
+// The additive mask's gradient on the tiled path, dS summed to the mask's own shape in the kernel
+// (a fixed order: the same bits run after run), from the forward's O and L and dO: no
+// (batch..., Tq, Tk) buffer. The arguments are attention_tiled_backward's.
+Tensor attention_tiled_mask_grad(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                                 bool causal, const Tensor& O, const Tensor& L, const Tensor& dO);
+}  // namespace cuda
+#endif
 
 namespace attention_detail {
 
@@ -105,16 +124,32 @@ void scale_and_mask(const Problem& p, Tensor& S) {
             HG_CUDA(cuda::attention_scale_mask(S, p.scale, p.causal, p.mask)));
 }
 
+// The NaN rule's zero (ops/attention.h) on X (P or dS) in the rows whose flags (O or D) hold a NaN.
+void zero_hidden_in_nan_rows(const Problem& p, const Tensor& X, const Tensor& flags) {
+  if (!p.causal && !p.mask.defined()) return;  // no key is hidden
+  on_device("attention", {X, flags}, [&] { zero_hidden_in_nan_rows_cpu(p, X, flags); },
+            HG_CUDA(cuda::attention_zero_hidden(X, p.causal, p.mask, flags)));
+}
+
+// Q as dK = dSᵀ Q reads it under the NaN rule: a NaN or ±inf entry is 0.
+Tensor finite_queries(const Problem& p) {
+  return on_device("attention backward", {p.q}, [&] { return finite_part_cpu(p.q); },
+                   HG_CUDA(cuda::attention_finite_part(p.q)));
+}
+
 // forward. Rows i are queries, columns j keys.
 //   S = Q Kᵀ · scale (+ mask)    (batch..., Tq, Tk)   scores, −inf where hidden
 //   P = softmax(S) along keys     (batch..., Tq, Tk)   weights; a row with no visible key is 0
 //   O = P V                       (batch..., Tq, dv)   outputs
+// A NaN row's P is NaN at its hidden keys too, by the arithmetic (e^(−inf − m) · 1/NaN); the NaN
+// rule makes those 0 after the softmax, finding the rows by their NaN in O (in P when dv = 0).
 Forward attention_forward(const Problem& p) {
   Forward f;
   f.S = matmul(p.q, p.k.transpose(-2, -1));  // gemm with K read transposed in place
   scale_and_mask(p, f.S);
   f.P = softmax(f.S, -1);
   f.O = matmul(f.P, p.v);
+  zero_hidden_in_nan_rows(p, f.P, p.dv > 0 ? f.O : f.P);
   return f;
 }
 
@@ -127,27 +162,38 @@ Forward attention_forward(const Problem& p) {
 //   dK = dSᵀ Q · scale                (batch..., Tk, dk)   dL/dk_j = Σ_i dS_ij q_i · scale
 //   dM = dS summed to the mask's shape  (an additive mask M that requires grad: S_ij = … + M_ij)
 // A hidden key has P_ij = 0, so dS_ij = 0: nothing flows through it; a row with no visible key has
-// P = 0, so its dS row, its dQ row and its share of dK and dV are all 0.
+// P = 0, so its dS row, its dQ row and its share of dK and dV are all 0. In a NaN row D is NaN and
+// dS_ij = 0 · (dP_ij − NaN) at a hidden key: the NaN rule (ops/attention.h) makes it 0 again,
+// found by the row's D, and dK reads a NaN or ±inf of Q as 0.
 Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
   Backward b;
   if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);
   if (!need.q && !need.k && !need.ds) return b;
   b.dP = matmul(dO, p.v.transpose(-2, -1));
   b.dS = softmax_backward(P, b.dP, &b.D);
+  zero_hidden_in_nan_rows(p, b.dS, b.D);
   if (need.q) b.dQ = matmul(b.dS, p.k).mul_(p.scale);
-  if (need.k) b.dK = matmul(b.dS.transpose(-2, -1), p.q).mul_(p.scale);
+  if (need.k) b.dK = matmul(b.dS.transpose(-2, -1), finite_queries(p)).mul_(p.scale);
   return b;
 }
 
-// The masked scores' additive part with a live mask on the graph: −inf where the rule hides a key
-// (M_const = −inf there), the live mask's entry elsewhere. Built as masked_fill, not as
-// M_const + (mask − mask.detach()), which is −inf − (−inf) = NaN at a −inf entry.
-Tensor live_scores(const Tensor& M_const, const Tensor& live_mask) {
-  const Tensor on_host = M_const.to(Device::cpu).to(DType::f64).contiguous();
-  std::vector<bool> hidden(static_cast<size_t>(on_host.numel()));
+// A b8 tensor of x's shape on x's device, true where `pick` holds for x's entry (read on the host);
+// *any: whether it holds anywhere.
+template <typename Pick>
+Tensor entries_where(const Tensor& x, Pick pick, bool* any = nullptr) {
+  const Tensor on_host = x.detach().to(Device::cpu).to(DType::f64).contiguous();
+  std::vector<bool> picked(static_cast<size_t>(on_host.numel()));
   const double* m = on_host.data_ptr<const double>();
-  for (size_t e = 0; e < hidden.size(); ++e) hidden[e] = m[e] == -std::numeric_limits<double>::infinity();
-  const Tensor h = bool_tensor(hidden, M_const.shape()).to(M_const.device());
+  bool some = false;
+  for (size_t e = 0; e < picked.size(); ++e) some = (picked[e] = pick(m[e])) || some;
+  if (any) *any = some;
+  return bool_tensor(picked, x.shape()).to(x.device());
+}
+
+// The masked scores' additive part with a live mask on the graph: −inf where the rule hides a key
+// (h, where M_const = −inf), the live mask's entry elsewhere. Built as masked_fill, not as
+// M_const + (mask − mask.detach()), which is −inf − (−inf) = NaN at a −inf entry.
+Tensor live_scores(const Tensor& M_const, const Tensor& h, const Tensor& live_mask) {
   const double ninf = -std::numeric_limits<double>::infinity();
   return add(masked_fill(zeros(M_const.shape(), M_const.dtype(), M_const.device()), h, ninf),
              masked_fill(expand(live_mask, M_const.shape()), h, 0.0));
@@ -159,22 +205,35 @@ Tensor live_scores(const Tensor& M_const, const Tensor& live_mask) {
 // mask enter as S = (Q Kᵀ) · scale + M, with M = the mask rule applied to zeros: 0 where visible,
 // the additive value, or −inf where hidden (the same function as the forward's, so the same rule).
 // A live additive mask (one that requires grad) enters M through live_scores: the same numbers,
-// with M's dependence on it on the graph.
+// with M's dependence on it on the graph. The NaN rule (ops/attention.h) is masked_fill at the
+// hidden keys on P and dS, and Q with its NaN and ±inf entries 0 (a where) in dK's product — no
+// number changes in a row without a NaN, and the recorded ops differentiate it.
 Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need) {
   Tensor M = zeros(with_last2(p.batch, p.Tq, p.Tk), p.q.dtype(), p.q.device());  // (batch..., Tq, Tk)
   {
     NoGradGuard ng;
     scale_and_mask(p, M);
   }
-  if (live_mask.defined()) M = live_scores(M, live_mask);
-  Tensor P = softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1);
+  const double ninf = -std::numeric_limits<double>::infinity();
+  bool some_hidden = false;
+  const Tensor hidden = p.causal || p.mask.defined()  // b8, (batch..., Tq, Tk)
+                            ? entries_where(M, [&](double m) { return m == ninf; }, &some_hidden)
+                            : Tensor();
+  const auto at_hidden_zero = [&](const Tensor& x) { return some_hidden ? masked_fill(x, hidden, 0.0) : x; };
+  if (live_mask.defined()) M = live_scores(M, hidden, live_mask);
+  Tensor P = at_hidden_zero(softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1));
   Backward b;
   if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);
   if (!need.q && !need.k && !need.ds) return b;
   b.dP = matmul(dO, p.v.transpose(-2, -1));
-  b.dS = softmax_backward(P, b.dP);
+  b.dS = at_hidden_zero(softmax_backward(P, b.dP));
   if (need.q) b.dQ = mul(matmul(b.dS, p.k), p.scale);
-  if (need.k) b.dK = mul(matmul(b.dS.transpose(-2, -1), p.q), p.scale);
+  if (need.k) {
+    bool some = false;
+    const Tensor non_finite = entries_where(p.q, [](double x) { return !std::isfinite(x); }, &some);
+    const Tensor q = some ? where(non_finite, zeros(Shape{}, p.q.dtype(), p.q.device()), p.q) : p.q;
+    b.dK = mul(matmul(b.dS.transpose(-2, -1), q), p.scale);
+  }
   return b;
 }
 
@@ -209,8 +268,11 @@ TiledForward run_tiled_forward(const Problem& p) {
 Backward run_tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need) {
   return on_device("attention backward", {p.q, O, dO}, [&] { return tiled_backward(p, O, L, dO, need); }, HG_CUDA([&] {
     Backward b;
-    cuda::attention_tiled_backward(p.q, p.k, p.v, p.mask, p.scale, p.causal, O, L, dO, need.q ? &b.dQ : nullptr,
-                                   need.k ? &b.dK : nullptr, need.v ? &b.dV : nullptr, need.ds ? &b.dS : nullptr);
+    if (need.q || need.k || need.v)
+      cuda::attention_tiled_backward(p.q, p.k, p.v, p.mask, p.scale, p.causal, O, L, dO, need.q ? &b.dQ : nullptr,
+                                     need.k ? &b.dK : nullptr, need.v ? &b.dV : nullptr, nullptr);
+    // A live mask's gradient summed to the mask's shape in the kernel: no (batch..., Tq, Tk) dS.
+    if (need.ds) b.dMask = cuda::attention_tiled_mask_grad(p.q, p.k, p.v, p.mask, p.scale, p.causal, O, L, dO);
     return b;
   }()));
 }
@@ -239,7 +301,7 @@ std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const s
   else b = attention_backward(pb, s[3], dO, r.need);
   std::vector<Tensor> out{r.need.q ? sum_to(b.dQ, r.sq) : Tensor(), r.need.k ? sum_to(b.dK, r.sk) : Tensor(),
                           r.need.v ? sum_to(b.dV, r.sv) : Tensor()};
-  if (r.need.ds) out.push_back(sum_to(b.dS, r.smask));
+  if (r.need.ds) out.push_back(b.dMask.defined() ? b.dMask : sum_to(b.dS, r.smask));
   return out;
 }
 

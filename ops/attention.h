@@ -12,6 +12,19 @@
 // against (..., Tq, Tk) — e.g. a padding mask (B, 1, 1, T) or a combined mask (B, 1, T, T).
 // A query row with no visible key gets output 0 and passes gradient 0 to Q, K and V: never NaN,
 // never the silent average of the values.
+//
+// NaN in, NaN out — the one rule, the same on every path, tile size and device. A NaN among the
+// scores a row sees (from a NaN in q_i or in the additive mask, or a +inf score, whose e^(s − m)
+// is NaN) makes it a NaN row:
+//   forward   O_i is NaN; P_ij is NaN for each key j it sees and exactly 0 for each key the mask
+//             or the causal rule hides from it (attention_trace's P shows both).
+//   backward  dS_ij is NaN where it sees j and exactly 0 where j is hidden. So dQ_i is NaN, the
+//             row adds NaN to dK_j and dV_j of every key it sees, and nothing to the keys hidden
+//             from it — not even when q_i itself holds the NaN: dK = dSᵀ Q reads a NaN or ±inf of
+//             Q as 0 (wherever that entry meets a nonzero dS_ij, the row is a NaN row and dS_ij is
+//             NaN already). Rows without a NaN see no difference.
+// Every path applies the zero after the exp and after the row rule, where the arithmetic gives
+// 0 · NaN, never by editing the scores before them: the rows without a NaN keep their bits.
 #pragma once
 #include <optional>
 #include <string_view>

@@ -60,6 +60,37 @@ void scale_and_mask_cpu(const Problem& p, Tensor& S) {
   dispatch_float(S.dtype(), "attention", [&]<typename T>() { scale_and_mask<T>(p, S); });
 }
 
+void zero_hidden_in_nan_rows_cpu(const Problem& p, const Tensor& X, const Tensor& flags_in) {
+  const Shape ms = mask_strides(p, X.shape());
+  const Tensor flags = flags_in.contiguous();
+  const int64_t nb = shape_numel(p.batch), Tq = p.Tq, Tk = p.Tk, w = flags.size(-1);
+  dispatch_float(X.dtype(), "attention", [&]<typename T>() {
+    T* x = X.data_ptr<T>();
+    const T* f = flags.data_ptr<const T>();
+    for (int64_t b = 0; b < nb; ++b) {
+      int64_t mb = 0, rest = b;  // the mask's offset for this batch slice
+      for (size_t d = p.batch.size(); d-- > 0; rest /= p.batch[d]) mb += (rest % p.batch[d]) * ms[d];
+      for (int64_t i = 0; i < Tq; ++i) {
+        const T* fr = f + (b * Tq + i) * w;
+        if (std::none_of(fr, fr + w, [](T v) { return v != v; })) continue;
+        zero_hidden(mask_rule<T>(p, mb, ms, i), x + (b * Tq + i) * Tk, 0, Tk);
+      }
+    }
+  });
+}
+
+Tensor finite_part_cpu(const Tensor& x) {
+  const Tensor c = x.contiguous();
+  const int64_t d = c.dim() ? c.size(-1) : 1, rows = d ? c.numel() / d : 0;
+  Tensor out;
+  dispatch_float(x.dtype(), "attention backward", [&]<typename T>() {
+    if (!any_non_finite(c.data_ptr<const T>(), d, rows, d)) return;
+    out = empty(x.shape(), x.dtype());
+    finite_part(c.data_ptr<const T>(), d, rows, d, out.data_ptr<T>());
+  });
+  return out.defined() ? out : x;
+}
+
 namespace {
 
 // One slice's rows: S (Tq, Tk) holds scale · Q Kᵀ; make it P in place. The mask rule (above)
@@ -82,22 +113,27 @@ void softmax_slice(const Problem& p, T* S, int64_t mask_off, const Shape& ms, in
     T m;
     if constexpr (std::is_same_v<T, float>) m = K->max(row, visible);
     else m = max_lanes(row, visible);
+    std::fill(row + visible, row + Tk, T(0));
     if (m == -std::numeric_limits<T>::infinity()) {  // nothing visible, or NaN in, NaN out
       bool nan = false;
       for (int64_t j = 0; j < visible; ++j) nan = nan || row[j] != row[j];
-      std::fill(row, row + Tk, nan ? std::numeric_limits<T>::quiet_NaN() : T(0));
+      std::fill(row, row + visible, nan ? std::numeric_limits<T>::quiet_NaN() : T(0));
+      if (nan) zero_hidden(rule, row, 0, visible);  // the NaN rule (ops/attention.h)
       continue;
     }
+    T total;
     if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h)
       K->exp_shift(row, visible, m);
-      K->scale(row, visible, 1 / K->sum(row, visible));  // p = e / Σ e as e · (1 / Σ e)
+      total = K->sum(row, visible);
+      K->scale(row, visible, 1 / total);  // p = e / Σ e as e · (1 / Σ e)
     } else {
       for (int64_t j = 0; j < visible; ++j) row[j] = exp_fast(row[j] - m);
-      const T total = sum_lanes<T>(visible, [&](int64_t j) { return row[j]; });
+      total = sum_lanes<T>(visible, [&](int64_t j) { return row[j]; });
       const T inv = 1 / total;
       for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
     }
-    std::fill(row + visible, row + Tk, T(0));
+    // A NaN row: a hidden key's e^(−inf) = 0 was just multiplied by 1 / NaN (ops/attention.h).
+    if (total != total) zero_hidden(rule, row, 0, visible);
   }
 }
 
@@ -198,6 +234,8 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
   if (need_k) b.dK = empty(with_last2(p.batch, Tk, dk), dt);
   if (need_ds) b.dS = empty(with_last2(p.batch, Tq, Tk), dt);
   const bool row_rule = need_q || need_k || need_ds;
+  Shape ms;
+  const Slices<const void> mask = mask_slices(p, with_last2(p.batch, Tq, Tk), ms);
   dispatch_float(dt, "attention backward", [&]<typename T>() {
     Tensor qt = p.q, kt = p.k, vt = p.v, dOt = dO_in, Pt = P.contiguous();
     const Slices<T> Q = slices_of<T>(qt, p.batch), K = slices_of<T>(kt, p.batch), V = slices_of<T>(vt, p.batch),
@@ -215,6 +253,7 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
     const T beta = rb.count() > 1 || rb.keys(0) < Tk ? T(1) : T(0);
     parallel_for(nb, Tq * Tk * (2 * dk + 2 * dv + 4), [&](int64_t begin, int64_t end) {
       std::vector<T> scratch(static_cast<size_t>(row_rule && !need_ds ? Tq * Tk : 0));  // (Tq, Tk): dP, then dS
+      std::vector<T> q_finite;  // (Tq, dk): a slice's Q with a NaN or ±inf, read by dK as 0 there
       for (int64_t t = begin; t < end; ++t) {
         const T* Ps = Pd + t * Tq * Tk;
         const T* dOs = dO.data + dO.offset(t);
@@ -226,6 +265,15 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
           if (dKs) std::fill(dKs, dKs + Tk * dk, T(0));
         }
         T* dS = need_ds ? dSd + t * Tq * Tk : scratch.data();
+        const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
+        // dK = dSᵀ Q reads a NaN or ±inf of Q as 0: the NaN rule (ops/attention.h).
+        const T* Qk = Qs;
+        int64_t qk_ld = Q.ld;
+        if (need_k && any_non_finite(Qs, Q.ld, Tq, dk)) {
+          q_finite.resize(static_cast<size_t>(Tq * dk));
+          finite_part(Qs, Q.ld, Tq, dk, q_finite.data());
+          Qk = q_finite.data(), qk_ld = dk;
+        }
         for (int64_t blk = 0; blk < rb.count(); ++blk) {
           const int64_t i0 = rb.begin(blk), nr = rb.rows(blk), kv = rb.keys(blk);
           const T* Pb = Ps + i0 * Tk;
@@ -237,15 +285,19 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
           for (int64_t i = 0; i < nr; ++i) {  // the row rule, over the block's keys (P is 0 past the visible ones)
             const T* pr = Pb + i * Tk;
             T* r = dSb + i * Tk;
+            T D;
             if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h)
-              rows->softmax_grad(r, pr, kv, rows->dot(pr, r, kv));
+              D = rows->dot(pr, r, kv);
+              rows->softmax_grad(r, pr, kv, D);
             } else {
-              const T D = sum_lanes<T>(kv, [&](int64_t j) { return pr[j] * r[j]; });
+              D = sum_lanes<T>(kv, [&](int64_t j) { return pr[j] * r[j]; });
               for (int64_t j = 0; j < kv; ++j) r[j] = pr[j] * (r[j] - D);
             }
+            // A NaN row: dS = 0 · (dP − NaN) at its hidden keys must be 0 (ops/attention.h).
+            if (D != D) zero_hidden(mask_rule<T>(p, mask_off, ms, i0 + i), r, 0, kv);
           }
           if (need_q) gemm<T>(false, false, nr, dk, kv, scale, dSb, Tk, Ks, K.ld, dQd + (t * Tq + i0) * dk, dk);
-          if (need_k) gemm<T>(true, false, kv, dk, nr, scale, dSb, Tk, Qs + i0 * Q.ld, Q.ld, dKs, dk, beta);
+          if (need_k) gemm<T>(true, false, kv, dk, nr, scale, dSb, Tk, Qk + i0 * qk_ld, qk_ld, dKs, dk, beta);
         }
       }
     });

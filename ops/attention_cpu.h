@@ -5,6 +5,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -30,17 +31,44 @@ struct MaskRule {
   int64_t sk = 0;                    // the mask's stride along keys
   int64_t visible = 0;               // keys 0 .. visible−1 pass the causal rule
 
+  bool hides(int64_t j) const {
+    if (j >= visible) return true;
+    if (boolean) return !boolean[j * sk];
+    return additive && additive[j * sk] <= std::numeric_limits<T>::lowest() / 2;
+  }
   T operator()(T s, int64_t j) const {
-    constexpr T hidden = -std::numeric_limits<T>::infinity();
-    if (j >= visible) return hidden;
-    if (boolean && !boolean[j * sk]) return hidden;
-    if (additive) {
-      const T a = additive[j * sk];
-      return a <= std::numeric_limits<T>::lowest() / 2 ? hidden : s + a;
-    }
-    return s;
+    if (hides(j)) return -std::numeric_limits<T>::infinity();
+    return additive ? s + additive[j * sk] : s;
   }
 };
+
+// The NaN rule's zero (ops/attention.h): x holds keys j0 .. j0 + n − 1 of a NaN row of P or dS,
+// where a hidden key's entry is 0 · NaN by the arithmetic; it becomes 0.
+template <typename T>
+void zero_hidden(const MaskRule<T>& rule, T* x, int64_t j0, int64_t n) {
+  for (int64_t c = 0; c < n; ++c)
+    if (rule.hides(j0 + c)) x[c] = T(0);
+}
+
+// Whether the (rows, d) block at x (rows ld apart) holds a NaN or ±inf.
+template <typename T>
+bool any_non_finite(const T* x, int64_t ld, int64_t rows, int64_t d) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < d; ++c)
+      if (!std::isfinite(x[r * ld + c])) return true;
+  return false;
+}
+
+// The (rows, d) block at x (rows ld apart) with every NaN and ±inf entry 0, into out (rows, d):
+// the queries as dK = dSᵀ Q reads them under the NaN rule (ops/attention.h).
+template <typename T>
+void finite_part(const T* x, int64_t ld, int64_t rows, int64_t d, T* out) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < d; ++c) {
+      const T v = x[r * ld + c];
+      out[r * d + c] = std::isfinite(v) ? v : T(0);
+    }
+}
 
 // The rule for row i of a slice whose mask starts at offset `mask_off`; ms: the mask's strides
 // read as the scores (batch..., Tq, Tk).

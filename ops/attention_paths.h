@@ -5,7 +5,8 @@
 //                          and its recorded backward, the create_graph backward
 //   ops/attention_cpu.cpp  the CPU kernels: the mask rule, stated once for the CPU, and the fused
 //                          per-slice forward and backward attention() runs on the CPU
-//   cuda/attention.cu      the mask rule for the GPU (the rest on the GPU is cuBLAS and cuda/rows.cu)
+//   cuda/attention.cu      the mask rule for the GPU, and the NaN rule's kernels (the rest on the GPU
+//                          is cuBLAS and cuda/rows.cu)
 // Internal to ops/: not installed as an API.
 #pragma once
 #include <cstdint>
@@ -38,6 +39,7 @@ struct Forward {
 
 struct Backward {
   Tensor dP, D, dS, dQ, dK, dV;  // dQ, dK, dV still at the expanded batch shape
+  Tensor dMask;  // a live additive mask's gradient at its own shape, where a path sums dS itself
 };
 
 // ---------------------------------------------------------------- the CPU kernels (attention_cpu.cpp)
@@ -45,6 +47,13 @@ struct Backward {
 // S (contiguous, (batch..., Tq, Tk)) ← S · scale (+ additive mask), −inf where the mask rule
 // hides a key: the op-by-op path's step between the two gemms.
 void scale_and_mask_cpu(const Problem& p, Tensor& S);
+// The NaN rule's zero on the op-by-op path (ops/attention.h), in place: in each row i of X
+// (contiguous, (batch..., Tq, Tk): P or dS) whose row of `flags` ((batch..., Tq, w): O, or D)
+// holds a NaN, X_ij = 0 at every key j the mask rule hides from i.
+void zero_hidden_in_nan_rows_cpu(const Problem& p, const Tensor& X, const Tensor& flags);
+// x, or where it holds a NaN or ±inf, a contiguous copy with those entries 0: Q as dK = dSᵀ Q
+// reads it under the NaN rule.
+Tensor finite_part_cpu(const Tensor& x);
 // Whether every size fits the BLAS integer (the fused kernels call cblas per slice).
 bool fits_blas(const Problem& p);
 // The fused forward: P (batch..., Tq, Tk), contiguous, and O (batch..., Tq, dv), contiguous or, with

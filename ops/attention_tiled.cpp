@@ -21,7 +21,9 @@
 // D_i needs a whole row of P and dP; it is instead read from O:
 //   D_i = Σ_j P_ij dP_ij = Σ_j P_ij (dO_i · v_j) = dO_i · (Σ_j P_ij v_j) = dO_i · O_i,
 // i.e. D = rowsum(dO ∘ O), one pass over (Tq, dv) before the tiles. A row with L = −inf has P = 0
-// (not e^(−inf + inf)), so its dS, its dQ row and its share of dK and dV are 0.
+// (not e^(−inf + inf)), so its dS, its dQ row and its share of dK and dV are 0. A NaN row has
+// L = D = NaN: its P and dS are NaN by the arithmetic, then 0 again at its hidden keys, and dK
+// reads a NaN or ±inf of Q as 0 — the NaN rule of ops/attention.h.
 //
 // Threads: the forward splits (slice, query tile) pairs, each writing its own rows of O and L; the
 // backward splits slices, each thread accumulating its slice's dQ, dK, dV in a fixed tile order.
@@ -161,16 +163,19 @@ struct SliceGrads {
 };
 
 // One (query tile, key tile) pair of the backward; S holds the scores tile, dP a scratch tile.
+// Qk: the slice's queries as dK reads them (ld_qk apart); mask_off, ms: the mask rule's (NaN rows).
 template <typename T>
-void backward_tile(const Problem& p, const Slices<const T>& Q, const Slices<const T>& K, const Slices<const T>& V,
-                   const T* dO, int64_t ld_do, const T* L, const T* D, int64_t t, int64_t i0, int64_t rows, int64_t j0,
-                   int64_t cols, T* S, T* dP, const SliceGrads<T>& g) {
+void backward_tile(const Problem& p, const Slices<const T>& K, const Slices<const T>& V, const T* Qk, int64_t ld_qk,
+                   const T* dO, int64_t ld_do, const T* L, const T* D, int64_t t, int64_t mask_off, const Shape& ms,
+                   int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S, T* dP, const SliceGrads<T>& g) {
   for (int64_t r = 0; r < rows; ++r) {  // P = e^(S − L), 0 on a row with no visible key
     T* row = S + r * cols;
     const T l = L[i0 + r];
     if (l == -std::numeric_limits<T>::infinity()) std::fill(row, row + cols, T(0));
     else
       for (int64_t c = 0; c < cols; ++c) row[c] = exp_fast(row[c] - l);
+    // A NaN row (L = NaN): e^(−inf − NaN) at a hidden key must be 0 (ops/attention.h).
+    if (l != l) zero_hidden(mask_rule<T>(p, mask_off, ms, i0 + r), row, j0, cols);
   }
   const T* dOi = dO + i0 * ld_do;
   if (g.dV) gemm<T>(true, false, cols, p.dv, rows, T(1), S, cols, dOi, ld_do, g.dV + j0 * p.dv, p.dv, T(1));
@@ -179,7 +184,10 @@ void backward_tile(const Problem& p, const Slices<const T>& Q, const Slices<cons
   for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − D), in dP
     const T* pr = S + r * cols;
     T* d = dP + r * cols;
-    for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - D[i0 + r]);
+    const T Di = D[i0 + r];
+    for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - Di);
+    // A NaN row (D = NaN): 0 · (dP − NaN) at a hidden key must be 0 (ops/attention.h).
+    if (Di != Di) zero_hidden(mask_rule<T>(p, mask_off, ms, i0 + r), d, j0, cols);
     if (g.dS) std::copy(d, d + cols, g.dS + (i0 + r) * p.Tk + j0);
   }
   const T scale = static_cast<T>(p.scale);
@@ -187,8 +195,7 @@ void backward_tile(const Problem& p, const Slices<const T>& Q, const Slices<cons
     gemm<T>(false, false, rows, p.dk, cols, scale, dP, cols, K.data + K.offset(t) + j0 * K.ld, K.ld, g.dQ + i0 * p.dk,
             p.dk, T(1));
   if (g.dK)
-    gemm<T>(true, false, cols, p.dk, rows, scale, dP, cols, Q.data + Q.offset(t) + i0 * Q.ld, Q.ld, g.dK + j0 * p.dk,
-            p.dk, T(1));
+    gemm<T>(true, false, cols, p.dk, rows, scale, dP, cols, Qk + i0 * ld_qk, ld_qk, g.dK + j0 * p.dk, p.dk, T(1));
 }
 
 template <typename T>
@@ -202,8 +209,17 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
   const auto block = [](Tensor& x, int64_t t, int64_t n) { return x.defined() ? x.data_ptr<T>() + t * n : nullptr; };
   parallel_for(nb, Tq * std::max<int64_t>(Tk, 1) * (2 * dk + 2 * dv + 8), [&](int64_t begin, int64_t end) {
     std::vector<T> S(static_cast<size_t>(kTileQ * kTileK)), dP(S.size()), D(static_cast<size_t>(Tq));
+    std::vector<T> q_finite;  // (Tq, dk): a slice's Q with a NaN or ±inf, read by dK as 0 there
     for (int64_t t = begin; t < end; ++t) {
       const T* dO = dOt.data_ptr<const T>() + t * Tq * dv;
+      // dK = dSᵀ Q reads a NaN or ±inf of Q as 0: the NaN rule (ops/attention.h).
+      const T* Qk = Q.data + Q.offset(t);
+      int64_t ld_qk = Q.ld;
+      if (b.dK.defined() && any_non_finite(Qk, ld_qk, Tq, dk)) {
+        q_finite.resize(static_cast<size_t>(Tq * dk));
+        finite_part(Qk, ld_qk, Tq, dk, q_finite.data());
+        Qk = q_finite.data(), ld_qk = dk;
+      }
       const T* O = Ot.data_ptr<const T>() + t * Tq * dv;
       for (int64_t i = 0; i < Tq; ++i)  // D = rowsum(dO ∘ O)
         D[i] = sum_lanes<T>(dv, [&](int64_t c) { return dO[i * dv + c] * O[i * dv + c]; });
@@ -216,8 +232,8 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
         for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
           const int64_t cols = std::min(kTileK, kend - j0);
           scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
-          backward_tile<T>(p, Q, K, V, dO, dv, Lt.data_ptr<const T>() + t * Tq, D.data(), t, i0, rows, j0, cols,
-                           S.data(), dP.data(), g);
+          backward_tile<T>(p, K, V, Qk, ld_qk, dO, dv, Lt.data_ptr<const T>() + t * Tq, D.data(), t, mask_off, ms, i0,
+                           rows, j0, cols, S.data(), dP.data(), g);
         }
       }
     }
