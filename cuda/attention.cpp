@@ -7,28 +7,6 @@
 
 namespace hg::cuda {
 
-// The NaN rule's launchers (cuda/attention.cu) and the tiled mask gradient's
-// (cuda/attention_tiled.cu), which belong in cuda/kernels.h; declared here, their one caller,
-// until that header takes them. Their host entries are declared in ops/attention.cpp.
-//
-// X (rows, Tk) contiguous, rows = (batch..., Tq) as g spans them with the mask's strides, flags
-// (rows, w) contiguous: X_ij = 0 at the keys hidden from query i of each row whose flags hold a NaN.
-cudaError_t launch_attention_zero_hidden(Elem t, void* X, const void* flags, int64_t w, int64_t Tq, int64_t Tk,
-                                         bool causal, int mask_kind, const void* mask, int64_t mask_sj,
-                                         const Geometry<1>& g, cudaStream_t s);
-// out (contiguous) = x (g: operands 0 out, 1 x) with every NaN and ±inf entry 0.
-cudaError_t launch_attention_finite_part(Elem t, void* out, const void* x, const Geometry<2>& g, cudaStream_t s);
-// dM (the mask's own shape, contiguous) = dS summed over the entries that read each mask entry. The
-// mask in `a` is that shape, contiguous, so that entry (slice b, i, j) is at the same offset in
-// the mask and in dM. Slice b of the batch entries is at offsets_of(entry, e) + offsets_of(reps, k)
-// for e < entry.numel (the mask's batch entries, in order) and k < reps.numel (the slices that read
-// each). rows / cols: whether the mask has a query / key dimension (else dS is summed along it).
-// D: scratch (slices, Tq) for rowsum(dO ∘ O).
-cudaError_t launch_attention_tiled_mask_grad(Elem t, const TiledAttention& a, const void* q, const void* k,
-                                             const void* v, const void* O, const void* L, const void* dO, void* D,
-                                             void* dM, const Geometry<1>& entry, const Geometry<1>& reps, bool rows,
-                                             bool cols, cudaStream_t s);
-
 namespace {
 
 // The mask's kind for scores of dtype t: none, boolean (b8) or additive (t); anything else throws.

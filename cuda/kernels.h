@@ -68,6 +68,15 @@ enum MaskKind : int { kMaskNone, kMaskBool, kMaskAdditive };
 cudaError_t launch_scale_mask(Elem t, void* S, int64_t Tq, int64_t Tk, double scale, bool causal, int mask_kind,
                               const void* mask, const Geometry<1>& g, cudaStream_t s);
 
+// The NaN rule's zero and the finite part of Q (ops/attention.h).
+// X (rows, Tk) contiguous, rows = (batch..., Tq) as g spans them with the mask's strides, flags
+// (rows, w) contiguous: X_ij = 0 at the keys hidden from query i of each row whose flags hold a NaN.
+cudaError_t launch_attention_zero_hidden(Elem t, void* X, const void* flags, int64_t w, int64_t Tq, int64_t Tk,
+                                         bool causal, int mask_kind, const void* mask, int64_t mask_sj,
+                                         const Geometry<1>& g, cudaStream_t s);
+// out (contiguous) = x (g: operands 0 out, 1 x) with every NaN and ±inf entry 0.
+cudaError_t launch_attention_finite_part(Elem t, void* out, const void* x, const Geometry<2>& g, cudaStream_t s);
+
 // ---------------------------------------------------------------- tiled attention (attention_tiled.cu)
 
 // FlashAttention-2's kernels, on `slices` batch slices. q (slices, Tq, dk), k (slices, Tk, dk),
@@ -94,6 +103,16 @@ cudaError_t launch_attention_tiled_forward(Elem t, const TiledAttention& a, cons
 cudaError_t launch_attention_tiled_backward(Elem t, const TiledAttention& a, const void* q, const void* k,
                                             const void* v, const void* O, const void* L, const void* dO, void* D,
                                             void* dQ, void* dK, void* dV, void* dS, cudaStream_t s);
+// dM (the mask's own shape, contiguous) = dS summed over the entries that read each mask entry. The
+// mask in `a` is that shape, contiguous, so that entry (slice b, i, j) is at the same offset in
+// the mask and in dM. Slice b of the batch entries is at offsets_of(entry, e) + offsets_of(reps, k)
+// for e < entry.numel (the mask's batch entries, in order) and k < reps.numel (the slices that read
+// each). rows / cols: whether the mask has a query / key dimension (else dS is summed along it).
+// D: scratch (slices, Tq) for rowsum(dO ∘ O).
+cudaError_t launch_attention_tiled_mask_grad(Elem t, const TiledAttention& a, const void* q, const void* k,
+                                             const void* v, const void* O, const void* L, const void* dO, void* D,
+                                             void* dM, const Geometry<1>& entry, const Geometry<1>& reps, bool rows,
+                                             bool cols, cudaStream_t s);
 
 // ---------------------------------------------------------------- rows (softmax.cu), contiguous (rows, n)
 

@@ -99,6 +99,13 @@ Tensor gemm(const Tensor& a, const Tensor& b, double alpha);
 // shape. With softmax_rows after it, a row with no visible key gets zero weights.
 void attention_scale_mask(const Tensor& S, double scale, bool causal, const Tensor& mask);
 
+// The NaN rule's zero (ops/attention.h) in place on X (contiguous (batch..., Tq, Tk): P or dS):
+// in each row i whose row of flags ((batch..., Tq, w): O, or D) holds a NaN, X_ij = 0 at every key
+// j the mask rule hides from i. Rows without a NaN are read in flags only.
+void attention_zero_hidden(const Tensor& X, bool causal, const Tensor& mask, const Tensor& flags);
+// x (any strides) as a fresh contiguous tensor with every NaN and ±inf entry 0.
+Tensor attention_finite_part(const Tensor& x);
+
 // ---------------------------------------------------------------- tiled attention (attention_tiled.cu)
 // FlashAttention-2: an online softmax over key tiles in shared memory, no (Tq, Tk) buffer; key
 // tiles wholly above the causal diagonal are never visited. The same bits run after run.
@@ -120,6 +127,11 @@ Tensor attention_tiled_forward(const Tensor& q, const Tensor& k, const Tensor& v
 void attention_tiled_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                               bool causal, const Tensor& O, const Tensor& L, const Tensor& dO, Tensor* dQ, Tensor* dK,
                               Tensor* dV, Tensor* dS_out);
+// The additive mask's gradient on the tiled path, dS summed to the mask's own shape in the kernel
+// (a fixed order: the same bits run after run), from the forward's O and L and dO: no
+// (batch..., Tq, Tk) buffer. The arguments are attention_tiled_backward's.
+Tensor attention_tiled_mask_grad(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                                 bool causal, const Tensor& O, const Tensor& L, const Tensor& dO);
 
 // ---------------------------------------------------------------- positions (train.cu)
 

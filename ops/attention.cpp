@@ -32,24 +32,6 @@
 
 namespace hg {
 
-#ifdef HANDGRAD_WITH_CUDA
-// Host entries of cuda/attention.cpp that belong in cuda/ops.h beside attention_scale_mask; they
-// are declared here, their one caller, until that header takes them.
-namespace cuda {
-// The NaN rule's zero (ops/attention.h) in place on X (contiguous (batch..., Tq, Tk): P or dS):
-// in each row i whose row of flags ((batch..., Tq, w): O, or D) holds a NaN, X_ij = 0 at every key
-// j the mask rule hides from i. Rows without a NaN are read in flags only.
-void attention_zero_hidden(const Tensor& X, bool causal, const Tensor& mask, const Tensor& flags);
-// x (any strides) as a fresh contiguous tensor with every NaN and ±inf entry 0.
-Tensor attention_finite_part(const Tensor& x);
-// The additive mask's gradient on the tiled path, dS summed to the mask's own shape in the kernel
-// (a fixed order: the same bits run after run), from the forward's O and L and dO: no
-// (batch..., Tq, Tk) buffer. The arguments are attention_tiled_backward's.
-Tensor attention_tiled_mask_grad(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                                 bool causal, const Tensor& O, const Tensor& L, const Tensor& dO);
-}  // namespace cuda
-#endif
-
 namespace attention_detail {
 
 Shape with_last2(Shape s, int64_t a, int64_t b) {
