@@ -16,6 +16,7 @@
 #include "cpu/kernels.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
+#include "engine/interrupt.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "engine/tape_internal.h"
@@ -182,7 +183,10 @@ class Walk {
     }
     tape_ = reach(root_nodes);
     if (wanted_) plan_for_wanted();
-    for (size_t i = tape_.size(); i-- > 0;) visit(i);
+    for (size_t i = tape_.size(); i-- > 0;) {
+      check_interrupt();  // between nodes: Ctrl-C in a front end ends a long backward here
+      visit(i);
+    }
     if (!retain_) free_walked();
     if (wanted_) return gather_wanted();
     accumulate_leaves();

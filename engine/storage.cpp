@@ -80,7 +80,11 @@ Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
   g_live_bytes += n;
 }
 
+Storage::Storage(void* d, size_t n, Device dev, std::shared_ptr<void> o)
+    : data(d), nbytes(n), device(dev), owner(std::move(o)) {}
+
 Storage::~Storage() {
+  if (owner) return;  // the other library's memory: released with `owner`
   if (data) {
     if (device == Device::cuda) cuda_backend()->free(data);
     else cpu_cache().free(data, nbytes);

@@ -161,6 +161,40 @@ Tensor empty(const Shape& shape, DType t, Device d) {
   return Tensor(std::move(impl));
 }
 
+Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType t, Device d,
+                 std::shared_ptr<void> owner) {
+  check_shape("from_blob", shape, t);
+  if (strides.size() != shape.size())
+    fail("from_blob", "{} strides for the shape {}; give one stride per dimension", strides.size(), shape_str(shape));
+  // The last element's offset, overflow-checked: Σ (s_d − 1) · stride_d over non-empty shapes.
+  int64_t last = 0;
+  const bool empty_view = shape_numel(shape) == 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (strides[i] < 0)
+      fail("from_blob", "stride {} of dimension {} (shape {}) is negative; handgrad's views have strides ≥ 0: "
+           "copy the array first (e.g. numpy.ascontiguousarray)", strides[i], i, shape_str(shape));
+    int64_t step = 0;
+    if (!empty_view && (__builtin_mul_overflow(shape[i] - 1, strides[i], &step) ||
+                        __builtin_add_overflow(last, step, &last)))
+      fail("from_blob", "shape {} with strides {} reaches past the largest offset handgrad can address",
+           shape_str(shape), shape_str(strides));
+  }
+  int64_t nbytes = 0;
+  if (!empty_view && __builtin_mul_overflow(last + 1, static_cast<int64_t>(dtype_size(t)), &nbytes))
+    fail("from_blob", "shape {} with strides {} spans more bytes than handgrad can address", shape_str(shape),
+         shape_str(strides));
+  if (!data && !empty_view) fail("from_blob", "a null address for {} elements of shape {}", shape_numel(shape),
+                                 shape_str(shape));
+  if (!owner) fail("from_blob", "no owner given: the memory's owner must be kept alive with the tensor");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(data, static_cast<size_t>(nbytes), d, std::move(owner));
+  impl->shape = shape;
+  impl->strides = strides;
+  impl->dtype = t;
+  impl->id = next_tensor_id();
+  return Tensor(std::move(impl));
+}
+
 Tensor full(const Shape& shape, double v, DType t, Device d) {
   Tensor out = empty(shape, t, d);
   NoGradGuard ng;

@@ -31,6 +31,8 @@ using GradHook = std::function<Tensor(const Tensor&)>;
 // Device memory plus the version counter shared by every view of it.
 struct Storage {
   Storage(size_t nbytes, Device device);
+  // Memory another library owns (from_blob): `owner` keeps it alive and is released with this.
+  Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -39,6 +41,7 @@ struct Storage {
   size_t nbytes = 0;
   Device device = Device::cpu;
   uint64_t version = 0;
+  std::shared_ptr<void> owner;  // set when the memory is another library's (not counted, not freed)
 
   static size_t live_bytes();  // total bytes held by live storages (leak tests)
 };
@@ -157,6 +160,13 @@ class Tensor {
 
 // Factories. All allocate fresh, contiguous storage.
 Tensor empty(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
+// A tensor over memory another library owns (DLPack, NumPy), without a copy: element i of the
+// view is at data + Σ i_d · strides_d elements. `owner` keeps that memory alive while any view of
+// the tensor lives. Strides must be ≥ 0 (copy a reversed array first); shape and strides are
+// checked so that every byte offset fits. Writes through the other library do not bump the version
+// counter: a backward that saved this tensor would read them without a word (bump_version()).
+Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType t, Device d,
+                 std::shared_ptr<void> owner);
 Tensor zeros(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
 Tensor ones(const Shape& shape, DType t = DType::f32, Device d = Device::cpu);
 Tensor full(const Shape& shape, double v, DType t = DType::f32, Device d = Device::cpu);

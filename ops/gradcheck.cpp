@@ -6,6 +6,7 @@
 
 #include "engine/backend.h"
 #include "engine/error.h"
+#include "engine/interrupt.h"
 #include "engine/random.h"
 #include "engine/tape.h"
 #include "ops/elementwise.h"
@@ -108,6 +109,7 @@ void check_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool 
     std::vector<double> a = analytic.defined() ? analytic.to_vector() : std::vector<double>(xs[k].numel(), 0.0);
     const std::vector<double> x0 = xs[k].to_vector();  // one read from the device, not one per element
     for (int64_t i = 0; i < xs[k].numel(); ++i) {
+      check_interrupt();
       double num = central_difference(f, xs, xs[k], i, x0[i], weights, o.eps);
       double err = std::abs(a[i] - num);
       ++rep.checked;
@@ -181,7 +183,10 @@ Tensor numeric_gradient(const TensorFn& f, const std::vector<Tensor>& inputs, si
   xs[which] = x.detach().clone();  // perturbed in place; the caller's tensor is never written
   const std::vector<double> x0 = x.to_vector();
   std::vector<double> g(x0.size());
-  for (int64_t i = 0; i < x.numel(); ++i) g[i] = central_difference(f, xs, xs[which], i, x0[i], Tensor(), eps);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    check_interrupt();
+    g[i] = central_difference(f, xs, xs[which], i, x0[i], Tensor(), eps);
+  }
   return tensor(g, x.shape(), DType::f64).to(x.device());
 }
 

@@ -19,7 +19,7 @@ import numpy as _np
 
 from . import _C
 from ._C import Error, Generator, Tensor, cuda_is_available, is_grad_enabled
-from ._C import exp, log, log_softmax, matmul, mean, relu, softmax, sum, tanh  # noqa: A004
+from ._C import cat, exp, log, log_softmax, matmul, mean, relu, softmax, sum, tanh, where  # noqa: A004
 
 __version__ = _C.__version__
 
@@ -37,6 +37,7 @@ _DTYPE_OF = {_np.dtype(v): k for k, v in _NUMPY_OF.items()}
 
 from . import autograd  # noqa: E402  (needs the names above)
 from . import nn  # noqa: E402
+from .graph import draw, to_dot  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 
 _default_generator = Generator(0)
@@ -82,8 +83,22 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(array):
-    """A tensor with the array's values and dtype (a copy: the library owns its memory)."""
-    return tensor(_np.asarray(array), dtype=_DTYPE_OF.get(_np.asarray(array).dtype))
+    """A tensor over the NumPy array's memory, as torch.from_numpy: no copy, writes through either
+    are seen by the other, and the tensor keeps the array alive."""
+    if not isinstance(array, _np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    return _C._from_dlpack(array)
+
+
+def from_dlpack(x):
+    """A tensor over the memory of ``x`` (a PyTorch tensor, a NumPy array, anything with
+    ``__dlpack__``), without a copy: writes through either are seen by the other. A write from the
+    other side does not bump the tensor's version counter, so a backward that saved it would use
+    the new values without a word; call ``t._bump_version()`` after such a write to have the
+    backward refuse instead, as it does after handgrad's own in-place writes."""
+    if isinstance(x, Tensor):
+        return x
+    return _C._from_dlpack(x)
 
 
 def _size(size):
@@ -244,8 +259,8 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
 
 __all__ = [
     "Error", "Generator", "Tensor", "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "zeros_like",
+    "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "from_dlpack", "to_dot", "draw", "zeros", "ones", "full", "zeros_like",
     "ones_like", "arange", "randn", "manual_seed", "float32", "float64", "int64", "bool", "dtype",
-    "exp", "log", "tanh", "relu", "softmax", "log_softmax", "matmul", "sum", "mean", "max",
+    "exp", "log", "tanh", "relu", "softmax", "where", "cat", "log_softmax", "matmul", "sum", "mean", "max",
     "cuda_is_available", "__version__",
 ]

@@ -35,7 +35,9 @@ def _check(run, fn, inputs, eps, atol, rtol, raise_exception, noncontiguous):
     if report.passed:
         return True
     if raise_exception:
-        raise GradcheckError(report.message())
+        error = GradcheckError(report.message())
+        error.report = report  # .worst, .max_abs_err, .max_rel_err, .checked
+        raise error
     return False
 
 
@@ -105,4 +107,40 @@ class enable_grad(set_grad_enabled):
         return wrapped
 
 
-__all__ = ["grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled"]
+class detect_anomaly:
+    """Inside, a recorded op whose forward turns finite inputs into NaN or Inf, or a backward
+    that turns finite gradients into NaN or Inf, raises hg.Error naming the op, its inputs'
+    shapes and the file:line that called it (torch.autograd.detect_anomaly). Per thread; also
+    a decorator."""
+
+    def __init__(self, check_nan=True):
+        self._mode = _C._AnomalyMode(bool(check_nan))
+
+    def __enter__(self):
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._mode.__exit__(*exc)
+        return False
+
+    def __call__(self, fn):
+        @_functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with detect_anomaly():
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+class set_detect_anomaly(detect_anomaly):
+    """Anomaly mode on or off inside (torch.autograd.set_detect_anomaly(mode))."""
+
+    def __init__(self, mode, check_nan=True):
+        super().__init__(bool(mode) and check_nan)
+
+
+def is_anomaly_enabled():
+    return _C.is_anomaly_enabled()
+
+
+__all__ = ["grad", "gradcheck", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled"]

@@ -1,5 +1,10 @@
-// python/src/autograd.cpp — backward, grad, the gradient checks, grad mode and the graph's nodes
-// (grad_fn and next_functions).
+// python/src/autograd.cpp — backward, grad, the gradient checks, grad mode, anomaly mode, hooks,
+// Ctrl-C in long calls, and the graph's nodes (grad_fn, next_functions, DOT).
+#include <Python.h>
+
+#include <chrono>
+#include <thread>
+
 #include "bind.h"
 
 namespace hgpy {
@@ -18,6 +23,13 @@ struct GradMode {
   explicit GradMode(bool enabled) : on(enabled) {}
   bool on;
   std::optional<hg::GradModeGuard> guard;
+};
+
+// hg.autograd.detect_anomaly(): the library's anomaly guard, held from __enter__ to __exit__.
+struct AnomalyGuard {
+  explicit AnomalyGuard(bool enabled) : on(enabled) {}
+  bool on;
+  std::optional<hg::AnomalyMode> guard;
 };
 
 nb::tuple next_functions(const hg::Node& node) {
@@ -70,6 +82,97 @@ hg::TensorFn tensor_fn(nb::callable fn) {
   };
 }
 
+// ---------------------------------------------------------------- hooks
+
+// Drops a Python object with the GIL held, from whichever thread drops the last copy (backward
+// runs with the GIL released, and frees graphs there).
+struct GilDrop {
+  void operator()(nb::object* o) const noexcept {
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // too late to release: leave it to the exit
+    PyGILState_STATE st = PyGILState_Ensure();
+    delete o;
+    PyGILState_Release(st);
+  }
+};
+
+// A Python function as a gradient hook (engine/tensor.h's GradHook). Backward calls it with the
+// GIL released, so the call takes the GIL. Tensor's tp_traverse finds it by this type.
+struct PyHook {
+  std::shared_ptr<nb::object> fn;  // shared: std::function copies its target
+
+  Tensor operator()(const Tensor& g) const {
+    nb::gil_scoped_acquire gil;
+    nb::object r = (*fn)(g);
+    if (r.is_none()) return Tensor();
+    if (!nb::isinstance<Tensor>(r))
+      throw hg::Error("register_hook: the hook must return None or a Tensor of the gradient's shape " +
+                      hg::shape_str(g.shape()) + ", got " + nb::cast<std::string>(nb::str(r.type())));
+    Tensor out = nb::cast<Tensor>(r);
+    if (out.shape() != g.shape())
+      throw hg::Error("register_hook: the hook returned " + out.describe() + " for the gradient " + g.describe() +
+                      "; return a tensor of the same shape, or None to keep the gradient");
+    return out;
+  }
+};
+
+// The hooks a tensor carries: a leaf's own, or those of the node that made it.
+template <typename Visit>
+void each_hook(hg::TensorImpl& impl, Visit visit) {
+  for (hg::GradHook& h : impl.hooks) visit(h);
+  if (impl.node)
+    for (auto& [k, h] : impl.node->hooks)
+      if (k == impl.output_nr) visit(h);
+}
+
+// Python's cycle collector may look into the hooks only where this Python object is the one owner
+// of the tensor (and of its node): then nothing outside Python reaches them, and a hook whose
+// closure holds its own tensor is a cycle the collector can see and break. Elsewhere the tensor
+// is also held from C++, and the hooks live as long as that holder.
+bool sole_owner(const Tensor& t) {
+  const auto& impl = t.impl_ptr();
+  return impl && impl.use_count() == 1 && (!impl->node || impl->node.use_count() == 1);
+}
+
+void register_hook(Tensor& t, nb::callable fn) {
+  if (!t.requires_grad())
+    throw hg::Error("register_hook: " + t.describe() + " does not require grad, so no gradient will reach it; "
+                    "call requires_grad_() on it (or on what it is computed from) first");
+  t.register_hook(PyHook{std::shared_ptr<nb::object>(new nb::object(std::move(fn)), GilDrop{})});
+}
+
+// PyTorch's retain_grad: a non-leaf keeps its gradient in .grad, added up over backward calls.
+void retain_grad(Tensor& t) {
+  if (!t.requires_grad())
+    throw hg::Error("retain_grad: " + t.describe() + " does not require grad, so it has no gradient to keep");
+  if (t.is_leaf()) return;  // a leaf keeps its gradient anyway
+  std::weak_ptr<hg::TensorImpl> self = t.impl_ptr();  // weak: the hook lives on the tensor's own node
+  t.register_hook([self](const Tensor& g) {
+    if (auto impl = self.lock()) {
+      hg::NoGradGuard ng;
+      const Tensor kept = g.contiguous().clone();
+      impl->grad = impl->grad ? hg::add(Tensor(impl->grad), kept).impl_ptr() : kept.impl_ptr();
+    }
+    return Tensor();
+  });
+}
+
+// ---------------------------------------------------------------- Ctrl-C
+
+std::thread::id g_main_thread;  // the interpreter's main thread (signals are handled there only)
+
+// Between the nodes of a backward and the elements of a gradcheck, at most every 50 ms: on the
+// main thread, the signal handlers run, and a KeyboardInterrupt (or whatever a handler raises)
+// ends the call as a Python exception.
+void poll_python_signals() {
+  if (std::this_thread::get_id() != g_main_thread) return;
+  static std::chrono::steady_clock::time_point next{};
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next) return;
+  next = now + std::chrono::milliseconds(50);
+  nb::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw nb::python_error();
+}
+
 hg::GradcheckOptions check_options(double eps, double atol, double rtol, bool noncontiguous) {
   hg::GradcheckOptions o;
   o.eps = eps;
@@ -80,6 +183,29 @@ hg::GradcheckOptions check_options(double eps, double atol, double rtol, bool no
 }
 
 }  // namespace
+
+int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  const Tensor& t = *nb::inst_ptr<Tensor>(self);
+  if (!sole_owner(t)) return 0;
+  int r = 0;
+  each_hook(*t.impl(), [&](hg::GradHook& h) {
+    if (const PyHook* p = h.target<PyHook>(); p && r == 0 && p->fn) r = visit(p->fn->ptr(), arg);
+  });
+  return r;
+}
+
+int tensor_clear(PyObject* self) {
+  if (!nb::inst_ready(self)) return 0;
+  Tensor& t = *nb::inst_ptr<Tensor>(self);
+  if (!sole_owner(t)) return 0;
+  auto is_python = [](const hg::GradHook& h) { return h.target<PyHook>() != nullptr; };
+  hg::TensorImpl& impl = *t.impl();
+  std::erase_if(impl.hooks, is_python);
+  if (impl.node) std::erase_if(impl.node->hooks, [&](const auto& kh) { return is_python(kh.second); });
+  return 0;
+}
 
 void bind_autograd(nb::module_& m) {
   auto tensor = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
@@ -101,7 +227,12 @@ void bind_autograd(nb::module_& m) {
           })
       .def_prop_ro("grad_fn", &Tensor::grad_fn)
       .def("backward", &backward, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = nb::none(),
-           nb::arg("create_graph") = false, nb::call_guard<nb::gil_scoped_release>());
+           nb::arg("create_graph") = false, nb::call_guard<nb::gil_scoped_release>())
+      .def("register_hook", [](nb::handle self, nb::callable fn) {
+        register_hook(nb::cast<Tensor&>(self), std::move(fn));
+        return nb::borrow(self);
+      }, nb::arg("hook"), "Calls hook(grad) each time a backward computes this tensor's gradient; a returned tensor replaces it")
+      .def("retain_grad", &retain_grad, "Keeps a non-leaf's gradient in .grad");
 
   nb::class_<hg::Node>(m, "Node", "One recorded op of the graph (a tensor's grad_fn)")
       .def("name", [](const hg::Node& n) { return n.op; })
@@ -140,6 +271,16 @@ void bind_autograd(nb::module_& m) {
       .def("__enter__", [](GradMode& g) { g.guard.emplace(g.on); })
       .def("__exit__", [](GradMode& g, nb::args) { g.guard.reset(); });
   m.def("is_grad_enabled", &hg::grad_enabled);
+
+  nb::class_<AnomalyGuard>(m, "_AnomalyMode")
+      .def(nb::init<bool>())
+      .def("__enter__", [](AnomalyGuard& g) { g.guard.emplace(g.on); })
+      .def("__exit__", [](AnomalyGuard& g, nb::args) { g.guard.reset(); });
+  m.def("is_anomaly_enabled", &hg::anomaly_enabled);
+  m.def("_to_dot", &hg::to_dot, nb::arg("root"));
+
+  g_main_thread = std::this_thread::get_id();  // the module is imported on the main thread
+  hg::set_interrupt_poll(&poll_python_signals);
   // For leak tests: nodes alive in the process, and bytes held by live tensors' storage.
   m.def("_live_nodes", &hg::Node::live_count);
   m.def("_live_bytes", &hg::Storage::live_bytes);

@@ -20,6 +20,11 @@ void bind_tensor(nb::module_& m);      // tensor.cpp: the Tensor class, factorie
 void bind_ops(nb::module_& m);         // ops.cpp: arithmetic, reductions, matmul, softmax
 void bind_autograd(nb::module_& m);    // autograd.cpp: backward, grad, gradcheck, grad mode, grad_fn
 void bind_functional(nb::module_& m);  // functional.cpp: nn.functional's losses and attention
+void bind_interop(nb::module_& m);      // interop.cpp: DLPack both ways
+
+// Tensor's slots for Python's cycle collector (autograd.cpp): the Python hooks a tensor holds.
+int tensor_traverse(PyObject* self, visitproc visit, void* arg);
+int tensor_clear(PyObject* self);
 
 // "cpu" / "cuda" (the strings PyTorch's devices print as).
 hg::Device device_named(const std::string& name);

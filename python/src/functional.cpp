@@ -1,7 +1,22 @@
-// python/src/functional.cpp — hg.nn.functional's losses and attention over the library's ops.
+// python/src/functional.cpp — hg.nn.functional's losses, attention (with its trace) and
+// activations over the library's ops.
 #include "bind.h"
 
 namespace hgpy {
+
+namespace {
+
+hg::AttentionOptions attention_options(std::optional<hg::Tensor> attn_mask, bool is_causal,
+                                       std::optional<double> scale, const std::string& path) {
+  hg::AttentionOptions opts;
+  opts.scale = scale;
+  opts.causal = is_causal;
+  opts.mask = attn_mask.value_or(hg::Tensor());
+  opts.path = hg::attention_path_named(path);
+  return opts;
+}
+
+}  // namespace
 
 void bind_functional(nb::module_& m) {
   nb::module_ f = m.def_submodule("functional", "The library's ops behind hg.nn.functional");
@@ -13,14 +28,37 @@ void bind_functional(nb::module_& m) {
   f.def("attention", [](const hg::Tensor& q, const hg::Tensor& k, const hg::Tensor& v,
                         std::optional<hg::Tensor> attn_mask, bool is_causal, std::optional<double> scale,
                         const std::string& path) {
-    hg::AttentionOptions opts;
-    opts.scale = scale;
-    opts.causal = is_causal;
-    opts.mask = attn_mask.value_or(hg::Tensor());
-    opts.path = hg::attention_path_named(path);
-    return hg::attention(q, k, v, opts);
+    return hg::attention(q, k, v, attention_options(attn_mask, is_causal, scale, path));
   }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("attn_mask").none(), nb::arg("is_causal"),
      nb::arg("scale").none(), nb::arg("path") = "automatic", nb::call_guard<nb::gil_scoped_release>());
+
+  nb::class_<hg::AttentionTrace>(f, "AttentionTrace", "Every intermediate of attention's forward and hand-written backward")
+      .def_ro("S", &hg::AttentionTrace::S, "scores after scale and mask (−inf where hidden)")
+      .def_ro("P", &hg::AttentionTrace::P, "weights softmax(S)")
+      .def_ro("O", &hg::AttentionTrace::O, "outputs P V")
+      .def_ro("dO", &hg::AttentionTrace::dO, "the given output gradient")
+      .def_ro("dP", &hg::AttentionTrace::dP, "dO Vᵀ")
+      .def_ro("D", &hg::AttentionTrace::D, "rowsum(P ∘ dP)")
+      .def_ro("dS", &hg::AttentionTrace::dS, "P ∘ (dP − D)")
+      .def_ro("dQ", &hg::AttentionTrace::dQ, "dS K · scale")
+      .def_ro("dK", &hg::AttentionTrace::dK, "dSᵀ Q · scale")
+      .def_ro("dV", &hg::AttentionTrace::dV, "Pᵀ dO")
+      .def_ro("scale", &hg::AttentionTrace::scale);
+  f.def("attention_trace", [](const hg::Tensor& q, const hg::Tensor& k, const hg::Tensor& v, const hg::Tensor& dO,
+                              std::optional<hg::Tensor> attn_mask, bool is_causal, std::optional<double> scale,
+                              const std::string& path) {
+    return hg::attention_trace(q, k, v, dO, attention_options(attn_mask, is_causal, scale, path));
+  }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("grad_output"), nb::arg("attn_mask").none(),
+     nb::arg("is_causal"), nb::arg("scale").none(), nb::arg("path") = "automatic",
+     nb::call_guard<nb::gil_scoped_release>());
+
+  f.def("softmax_jacobian", [](const hg::Tensor& p) { return hg::softmax_jacobian(p); }, nb::arg("p"));
+  f.def("embedding", [](const hg::Tensor& weight, const hg::Tensor& indices) { return hg::embedding(weight, indices); },
+        nb::arg("weight"), nb::arg("indices"));
+  f.def("rope", [](const hg::Tensor& x, int64_t start, double base) { return hg::rope_at(x, start, base); },
+        nb::arg("x"), nb::arg("start") = 0, nb::arg("base") = 10000.0);
+  f.def("gelu", [](const hg::Tensor& x) { return hg::gelu(x); }, nb::arg("x"));
+  f.def("softplus", [](const hg::Tensor& x) { return hg::softplus(x); }, nb::arg("x"));
 }
 
 }  // namespace hgpy

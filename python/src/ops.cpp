@@ -32,6 +32,35 @@ nb::object max_of(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return nb::make_tuple(hg::max(x, *dim, keepdim), hg::argmax(x, *dim, keepdim));
 }
 
+// expand(2, -1, 3) or expand((2, -1, 3)): -1 keeps that dimension's size, as in PyTorch.
+Tensor expand_of(const Tensor& x, const nb::args& sizes) {
+  hg::Shape to = sizes.size() == 1 && !nb::isinstance<nb::int_>(sizes[0]) ? nb::cast<hg::Shape>(sizes[0])
+                                                                         : nb::cast<hg::Shape>(sizes);
+  const int64_t lead = static_cast<int64_t>(to.size()) - x.dim();
+  for (int64_t i = 0; i < static_cast<int64_t>(to.size()); ++i)
+    if (to[i] == -1) {
+      if (i < lead)
+        throw hg::Error("expand: -1 for new leading dimension " + std::to_string(i) + " of " + hg::shape_str(to) +
+                        " (tensor " + x.describe() + "); give that dimension's size");
+      to[i] = x.size(i - lead);
+    }
+  return hg::expand(x, to);
+}
+
+// split(x, 2) cuts pieces of 2 (the last may be shorter); split(x, [1, 3]) pieces of those sizes.
+std::vector<Tensor> split_of(const Tensor& x, const nb::object& size, int64_t dim) {
+  if (!nb::isinstance<nb::int_>(size)) return hg::split(x, nb::cast<hg::Shape>(size), dim);
+  const int64_t step = nb::cast<int64_t>(size);
+  const int64_t n = x.size(dim);
+  if (step <= 0)
+    throw hg::Error("split: split_size must be positive, got " + std::to_string(step) + " for dimension " +
+                    std::to_string(dim) + " of " + x.describe());
+  hg::Shape sizes;
+  for (int64_t at = 0; at < n; at += step) sizes.push_back(std::min(step, n - at));
+  if (sizes.empty()) sizes.push_back(0);
+  return hg::split(x, sizes, dim);
+}
+
 }  // namespace
 
 void bind_ops(nb::module_& m) {
@@ -68,9 +97,20 @@ void bind_ops(nb::module_& m) {
       .def("argmax", [](const Tensor& x, int64_t dim, bool keepdim) { return hg::argmax(x, dim, keepdim); },
            nb::arg("dim"), nb::arg("keepdim") = false)
       .def("softmax", [](const Tensor& x, int64_t dim) { return hg::softmax(x, dim); }, nb::arg("dim"))
-      .def("log_softmax", [](const Tensor& x, int64_t dim) { return hg::log_softmax(x, dim); }, nb::arg("dim"));
+      .def("log_softmax", [](const Tensor& x, int64_t dim) { return hg::log_softmax(x, dim); }, nb::arg("dim"))
+      .def("masked_fill", [](const Tensor& x, const Tensor& mask, double v) { return hg::masked_fill(x, mask, v); },
+           nb::arg("mask"), nb::arg("value"))
+      .def("expand", [](const Tensor& x, nb::args sizes) { return expand_of(x, sizes); })
+      .def("chunk", [](const Tensor& x, int64_t chunks, int64_t dim) { return hg::chunk(x, chunks, dim); },
+           nb::arg("chunks"), nb::arg("dim") = 0)
+      .def("split", [](const Tensor& x, const nb::object& size, int64_t dim) { return split_of(x, size, dim); },
+           nb::arg("split_size_or_sections"), nb::arg("dim") = 0);
 
   m.def("matmul", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, release_gil());
+  m.def("where", [](const Tensor& cond, const Tensor& a, const Tensor& b) { return hg::where(cond, a, b); },
+        nb::arg("condition"), nb::arg("input"), nb::arg("other"));
+  m.def("cat", [](const std::vector<Tensor>& xs, int64_t dim) { return hg::concat(xs, dim); }, nb::arg("tensors"),
+        nb::arg("dim") = 0);
   m.def("exp", [](const Tensor& x) { return hg::exp(x); });
   m.def("log", [](const Tensor& x) { return hg::log(x); });
   m.def("tanh", [](const Tensor& x) { return hg::tanh(x); });

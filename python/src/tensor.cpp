@@ -69,7 +69,11 @@ nb::object item_of(const hg::Tensor& t) {
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
-  nb::class_<hg::Tensor> tensor(m, "Tensor", "A strided view of memory that records the ops it goes through");
+  static PyType_Slot slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&tensor_traverse)},
+                                {Py_tp_clear, reinterpret_cast<void*>(&tensor_clear)},
+                                {0, nullptr}};
+  nb::class_<hg::Tensor> tensor(m, "Tensor", "A strided view of memory that records the ops it goes through",
+                                nb::type_slots(slots));
   tensor
       .def_prop_ro("shape", [](const hg::Tensor& t) {
         nb::list dims;

@@ -1,5 +1,6 @@
 """backward, autograd.grad, grad_fn, gradcheck, no_grad and errors."""
 
+import math
 import threading
 
 import numpy as np
@@ -178,3 +179,33 @@ def test_backward_releases_the_gil():
         a = hg.randn(64, 64, seed=seed, dtype=hg.float64).numpy()
         ones = np.ones((64, 64))
         np.testing.assert_allclose(results[seed], 20 * (ones @ a.T + a.T @ ones), rtol=1e-12)
+
+
+def test_detect_anomaly_names_the_op_that_made_a_nan():
+    x = hg.tensor([-1.0, 4.0], dtype=hg.float64, requires_grad=True)
+    assert not hg.autograd.is_anomaly_enabled()
+    with hg.autograd.detect_anomaly():
+        assert hg.autograd.is_anomaly_enabled()
+        with pytest.raises(hg.Error, match=r"sqrt.*NaN"):
+            x.sqrt()
+    assert not hg.autograd.is_anomaly_enabled()
+    assert math.isnan(x.sqrt()[0].item())  # off again: NaN flows as arithmetic makes it
+
+    @hg.autograd.detect_anomaly()
+    def f():
+        return hg.autograd.is_anomaly_enabled()
+    assert f() and not hg.autograd.is_anomaly_enabled()
+
+
+def test_a_failed_gradcheck_carries_its_report():
+    x = hg.tensor([0.5, 1.5], dtype=hg.float64, requires_grad=True)
+    bad = hg.autograd.GradcheckError
+    with pytest.raises(bad) as info:
+        # a "gradient" the finite difference disagrees with: a hook doubles it
+        def f(t):
+            y = t * t
+            if y.requires_grad:  # not in the finite differences, which run without grad
+                y.register_hook(lambda g: g * 2.0)
+            return y
+        hg.autograd.gradcheck(f, [x])
+    assert info.value.report.passed is False and "input 0" in info.value.report.worst

@@ -87,3 +87,80 @@ def test_attention_masks():
         F.scaled_dot_product_attention(f64(q), f64(k[:, :1]), f64(v))
     with pytest.raises(NotImplementedError):
         F.scaled_dot_product_attention(f64(q), f64(k), f64(v), dropout_p=0.1)
+
+
+def test_attention_trace_holds_every_intermediate():
+    q, k, v = (rng.standard_normal((2, 4, 3)) for _ in range(3))
+    d_o = rng.standard_normal((2, 4, 3))
+    scale = 0.7
+    for path in ("automatic", "materialized", "tiled"):
+        tr = F.attention_trace(f64(q), f64(k), f64(v), f64(d_o), is_causal=True, scale=scale, path=path)
+        s, p, o = attention_forward(q, k, v, causal=True, scale=scale)
+        dp = d_o @ np.swapaxes(v, -1, -2)
+        d = (p * dp).sum(axis=-1, keepdims=True)
+        ds = p * (dp - d)
+        dq, dk, dv = attention_backward(q, k, v, d_o, causal=True, scale=scale)
+        assert tr.scale == scale
+        for name, want in dict(P=p, O=o, dO=d_o, dP=dp, D=d, dS=ds, dQ=dq, dK=dk, dV=dv).items():
+            np.testing.assert_allclose(getattr(tr, name).numpy(), want, rtol=1e-12, atol=1e-14, err_msg=f"{path} {name}")
+        assert np.array_equal(np.isinf(tr.S.numpy()), np.isinf(s))
+
+
+def test_every_attention_path_agrees():
+    q, k, v = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    mask = rng.standard_normal((5, 5)) > 0
+    mask[:, 0] = True
+    want = attention_forward(q, k, v, mask=mask, scale=0.5)[2]
+    for path in ("automatic", "materialized", "tiled"):
+        o = F.attention(f64(q), f64(k), f64(v), attn_mask=hg.tensor(mask), scale=0.5, path=path)
+        np.testing.assert_allclose(o.numpy(), want, rtol=1e-12, err_msg=path)
+    with pytest.raises(hg.Error, match="path"):
+        F.attention(f64(q), f64(k), f64(v), path="sideways")
+
+
+def test_softmax_jacobian_is_diag_p_minus_p_p_transposed():
+    p = softmax(rng.standard_normal((3, 4)))
+    j = F.softmax_jacobian(f64(p)).numpy()
+    assert j.shape == (3, 4, 4)
+    for r in range(3):
+        np.testing.assert_allclose(j[r], np.diag(p[r]) - np.outer(p[r], p[r]), rtol=1e-14, atol=1e-16)
+
+
+def test_embedding_picks_rows_in_pytorch_order():
+    w = rng.standard_normal((5, 3))
+    idx = np.array([[4, 0], [4, 2]])
+    weight = f64(w, requires_grad=True)
+    out = F.embedding(hg.tensor(idx), weight)
+    np.testing.assert_array_equal(out.detach().numpy(), w[idx])
+    out.sum().backward()
+    np.testing.assert_array_equal(weight.grad.numpy()[:, 0], [1.0, 0.0, 1.0, 0.0, 2.0])
+
+
+def test_rope_rotates_pairs():
+    x = rng.standard_normal((3, 4))  # T = 3, d_h = 4
+    y = F.rope(f64(x), start=2, base=100.0).numpy()
+    for t in range(3):
+        for i in range(2):
+            theta = (t + 2) * 100.0 ** (-2 * i / 4)
+            a, b = x[t, 2 * i], x[t, 2 * i + 1]
+            np.testing.assert_allclose(y[t, 2 * i: 2 * i + 2],
+                                       [a * np.cos(theta) - b * np.sin(theta), a * np.sin(theta) + b * np.cos(theta)],
+                                       rtol=1e-13)
+
+
+def test_gelu_and_softplus_formulas_and_gradients():
+    from math import erf, sqrt, tanh
+    xs = [-30.0, -2.5, -0.3, 0.0, 0.7, 3.0, 40.0]
+    x = f64(xs)
+    np.testing.assert_allclose(F.gelu(x).numpy(), [v * 0.5 * (1 + erf(v / sqrt(2))) for v in xs], rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(F.gelu(x, approximate="tanh").numpy(),
+                               [0.5 * v * (1 + tanh(sqrt(2 / np.pi) * (v + 0.044715 * v ** 3))) for v in xs], rtol=1e-14)
+    np.testing.assert_allclose(F.softplus(x).numpy(), [np.logaddexp(0.0, v) for v in xs], rtol=1e-14)
+    np.testing.assert_allclose(F.softplus(x, beta=2.0).numpy(), [np.logaddexp(0.0, 2 * v) / 2 for v in xs], rtol=1e-14)
+    with pytest.raises(ValueError, match="approximate"):
+        F.gelu(x, approximate="erf")
+    t = f64(rng.standard_normal((3, 4)), requires_grad=True)
+    for fn in (F.gelu, lambda a: F.gelu(a, approximate="tanh"), F.softplus, lambda a: F.softplus(a, beta=3.0),
+               lambda a: F.rope(a), F.softmax_jacobian):
+        assert hg.autograd.gradcheck(fn, [t])
+        assert hg.autograd.gradgradcheck(fn, [t])

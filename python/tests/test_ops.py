@@ -114,3 +114,28 @@ def test_float32_stays_float32():
     y = (x * 2 + 1).exp()
     assert y.dtype == hg.float32
     np.testing.assert_allclose(y.numpy(), np.exp(A.astype(np.float32) * 2 + 1), rtol=1e-6)
+
+
+def test_where_masked_fill_cat_chunk_split_expand():
+    a = np.arange(6.0).reshape(2, 3)
+    b = -a
+    cond = a > 2
+    x = hg.tensor(a, dtype=hg.float64, requires_grad=True)
+    y = hg.tensor(b, dtype=hg.float64, requires_grad=True)
+    w = hg.where(hg.tensor(cond), x, y)
+    np.testing.assert_array_equal(w.detach().numpy(), np.where(cond, a, b))
+    w.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), cond * 1.0)
+    np.testing.assert_array_equal(y.grad.numpy(), ~cond * 1.0)
+    np.testing.assert_array_equal(hg.tensor(a).masked_fill(hg.tensor(cond), 9.0).numpy(), np.where(cond, 9.0, a))
+    np.testing.assert_array_equal(hg.cat([hg.tensor(a), hg.tensor(b)], dim=1).numpy(), np.concatenate([a, b], 1))
+    parts = hg.tensor(np.arange(7.0)).split(3)
+    assert [p.tolist() for p in parts] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0]]
+    assert [p.shape for p in hg.tensor(a).split([1, 2], dim=1)] == [(2, 1), (2, 2)]
+    assert [p.shape for p in hg.tensor(a).chunk(3, dim=1)] == [(2, 1)] * 3
+    e = hg.tensor([[1.0], [2.0]]).expand(2, -1, 4)
+    assert e.shape == (2, 2, 4) and e.stride() == (0, 1, 0)
+    with pytest.raises(hg.Error, match="expand: -1 for new leading dimension 0"):
+        hg.tensor([1.0]).expand(-1, 1)
+    with pytest.raises(hg.Error, match="split: split_size must be positive"):
+        hg.tensor(a).split(0)

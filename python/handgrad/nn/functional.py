@@ -2,7 +2,8 @@
 
 from .. import _C
 
-__all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh"]
+__all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh",
+           "attention", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus"]
 
 
 def softmax(input, dim):
@@ -41,3 +42,54 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p != 0.0:
         raise NotImplementedError("hg.nn.functional.scaled_dot_product_attention: dropout is not implemented")
     return _C.functional.attention(query, key, value, attn_mask, is_causal, scale)
+
+
+def attention(query, key, value, attn_mask=None, is_causal=False, scale=None, path="automatic"):
+    """scaled_dot_product_attention on a chosen path of the library: "automatic" (the library
+    picks), "materialized" (S and P kept whole) or "tiled" (FlashAttention-2: tiles of keys, the
+    row log-sum-exp kept, P recomputed in the backward). The paths agree to rounding."""
+    return _C.functional.attention(query, key, value, attn_mask, is_causal, scale, path)
+
+
+def attention_trace(query, key, value, grad_output, attn_mask=None, is_causal=False, scale=None, path="automatic"):
+    """Every intermediate of attention's forward and hand-written backward for the output
+    gradient ``grad_output``: .S (scores, scaled and masked), .P, .O, .dO, .dP = dO Vᵀ,
+    .D = rowsum(P ∘ dP), .dS = P ∘ (dP − D), .dQ, .dK, .dV and .scale, as tensors."""
+    return _C.functional.attention_trace(query, key, value, grad_output, attn_mask, is_causal, scale, path)
+
+
+def softmax_jacobian(p):
+    """J = diag(p) − p pᵀ for every row of the weights p (..., n): shape (..., n, n)."""
+    return _C.functional.softmax_jacobian(p)
+
+
+def embedding(input, weight):
+    """Rows of ``weight`` (V, d) picked by the int64 indices ``input``: shape input.shape + (d,).
+    PyTorch's argument order; the gradient adds into the picked rows."""
+    return _C.functional.embedding(weight, input)
+
+
+def rope(x, start=0, base=10000.0):
+    """Rotary position embedding on interleaved pairs of the last dimension of x (..., T, d_h),
+    positions start..start+T−1: pair i of position t rotated by t · base^(−2i/d_h)."""
+    return _C.functional.rope(x, start, base)
+
+
+def gelu(input, approximate="none"):
+    """x Φ(x) with Φ the standard normal CDF (PyTorch's default); approximate="tanh" is
+    0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))), built from the library's ops."""
+    if approximate == "none":
+        return _C.functional.gelu(input)
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * 0.7978845608028654
+        return input * 0.5 * (_C.tanh(inner) + 1.0)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def softplus(input, beta=1.0, threshold=None):
+    """log(1 + e^(βx)) / β, computed without overflow for every x (PyTorch switches to x above
+    βx > threshold = 20, which differs from this by less than e^−20 relative; threshold is
+    accepted for its signature and not used)."""
+    if beta == 1.0:
+        return _C.functional.softplus(input)
+    return _C.functional.softplus(input * beta) * (1.0 / beta)
