@@ -90,11 +90,12 @@ def assert_close(what, got, want, rtol=RTOL, atol=ATOL):
     assert got.shape == want.shape, f"{what}: handgrad's shape {got.shape}, torch's {want.shape}"
     if got.size == 0:
         return
-    same_nan = np.isnan(got) & np.isnan(want)
-    err = np.where(same_nan, 0.0, np.abs(got - want))
+    with np.errstate(invalid="ignore"):  # inf - inf
+        same = (got == want) | (np.isnan(got) & np.isnan(want))  # equal infinities, NaN for NaN
+        err = np.where(same, 0.0, np.abs(got - want))
     err = np.where(np.isnan(err), np.inf, err)
-    finite = np.abs(want[np.isfinite(want)])
-    bound = rtol * np.abs(np.nan_to_num(want)) + atol * max(1.0, finite.max() if finite.size else 1.0)
+    scale = np.where(np.isfinite(want), np.abs(want), 0.0)
+    bound = rtol * scale + atol * max(1.0, scale.max())
     if np.all(err <= bound):
         return
     worst = np.unravel_index(np.argmax(err - bound), err.shape)
@@ -219,9 +220,21 @@ CASES = [
     ("softmax with -inf", lambda m, a, bias: (a + bias).softmax(-1), randn(3, 4),
      Const(np.where(keep_mask(3, 4), 0.0, -np.inf))),
     ("log_softmax large", lambda m, a: (a * 300).log_softmax(-1), randn(3, 4)),
-    ("module functions", lambda m, a, b: m.exp(m.tanh(a)) * m.log(b) + m.softmax(m.matmul(a, a.transpose(0, 1)), 0).sum(),
+    ("module functions",
+     lambda m, a, b: m.exp(m.tanh(a)) * m.log(b) + m.softmax(m.matmul(a, a.transpose(0, 1)), 0).sum(),
      randn(3, 4), positive(3, 4)),
     ("cross_entropy 1-D", lambda m, x, t: F(m).cross_entropy(x, t), randn(5), np.array(2)),
+    ("cross_entropy 3 of 4 ignored", lambda m, x, t: F(m).cross_entropy(x, t),
+     randn(4, 3), np.array([-100, -100, 1, -100])),
+    ("log_softmax with -inf", lambda m, a, bias: (a + bias).log_softmax(-1).exp(), randn(2, 3),
+     Const([[0.0, -np.inf, 0.0], [0.0, 0.0, -np.inf]])),
+    ("pow 0, 1, -1", lambda m, a: a ** 0 + a ** 1 + a ** -1 + a ** 2, positive(3, 4) * np.sign(randn(3, 4))),
+    ("matmul 1-D", lambda m, a, b, c, x: a @ b + (a @ c).sum() + (x @ a).sum(),
+     randn(4), randn(4), randn(4, 3), randn(2, 3, 4)),
+    # the same non-finite values: NaN from a negative base, -inf from log 0, inf from overflow
+    ("pow of a negative base", lambda m, a: a ** 2.5, randn(3, 4)),
+    ("log of 0", lambda m, a: (a * 0).log() + a, randn(3)),
+    ("exp overflow", lambda m, a: (a * 300).exp().sum().log(), randn(3, 4)),
     # compositions
     ("mlp", mlp, randn(5, 3), randn(3, 8), randn(8), randn(8, 4), randn(4), targets(5, 4, ignored=[1])),
     ("layer norm", layer_norm, randn(3, 6), randn(6), randn(6)),
@@ -282,8 +295,10 @@ def attention_block(sdpa):
 
 ATTENTION_CASES = [
     ("no mask", lambda a: lambda m, q, k, v: a(m)(q, k, v), randn(2, 4, 3), randn(2, 5, 3), randn(2, 5, 2)),
-    ("causal", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True), randn(2, 5, 3), randn(2, 5, 3), randn(2, 5, 4)),
-    ("causal Tq < Tk", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True), randn(3, 3), randn(5, 3), randn(5, 2)),
+    ("causal", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True),
+     randn(2, 5, 3), randn(2, 5, 3), randn(2, 5, 4)),
+    ("causal Tq < Tk", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True),
+     randn(3, 3), randn(5, 3), randn(5, 2)),
     ("boolean mask", lambda a: lambda m, q, k, v, keep: a(m)(q, k, v, attn_mask=keep),
      randn(2, 4, 3), randn(2, 5, 3), randn(2, 5, 3), keep_mask(2, 4, 5)),
     ("padding mask (B, 1, 1, S)", lambda a: lambda m, q, k, v, keep: a(m)(q, k, v, attn_mask=keep),
@@ -296,13 +311,23 @@ ATTENTION_CASES = [
      randn(2, 4, 3), randn(2, 5, 3), randn(2, 5, 2), randn(1, 5)),
     ("additive mask with -inf", lambda a: lambda m, q, k, v, bias: a(m)(q, k, v, attn_mask=bias),
      randn(4, 3), randn(5, 3), randn(5, 2), Const(np.where(keep_mask(4, 5), randn(4, 5), -np.inf))),
-    ("causal Tq > Tk", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True), randn(5, 3), randn(3, 3), randn(3, 2)),
+    ("causal Tq > Tk", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True),
+     randn(5, 3), randn(3, 3), randn(3, 2)),
     # more queries and keys than one tile of the tiled path holds (128 x 256)
     ("causal, several tiles", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True),
      randn(1, 130, 4), randn(1, 300, 4), randn(1, 300, 3)),
     ("boolean mask, several tiles", lambda a: lambda m, q, k, v, keep: a(m)(q, k, v, attn_mask=keep),
      randn(130, 4), randn(300, 4), randn(300, 3), keep_mask(130, 300)),
-    ("scale", lambda a: lambda m, q, k, v: a(m)(q, k, v, scale=0.3), randn(2, 4, 3), randn(2, 4, 3), randn(2, 4, 3)),
+    ("additive mask (B, 1, 1, S) requires grad", lambda a: lambda m, q, k, v, bias: a(m)(q, k, v, attn_mask=bias),
+     randn(2, 2, 4, 3), randn(2, 2, 4, 3), randn(2, 2, 4, 3), randn(2, 1, 1, 4)),
+    ("additive mask requires grad, several tiles", lambda a: lambda m, q, k, v, bias: a(m)(q, k, v, attn_mask=bias),
+     randn(130, 4), randn(300, 4), randn(300, 3), randn(130, 300)),
+    ("batch broadcast", lambda a: lambda m, q, k, v: a(m)(q, k, v),
+     randn(2, 3, 4, 3), randn(1, 3, 5, 3), randn(1, 3, 5, 2)),
+    ("one query", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True),
+     randn(1, 3), randn(4, 3), randn(4, 2)),
+    ("scale", lambda a: lambda m, q, k, v: a(m)(q, k, v, scale=0.3),
+     randn(2, 4, 3), randn(2, 4, 3), randn(2, 4, 3)),
     ("causal scale 4-D", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True, scale=1.7),
      randn(2, 2, 5, 4), randn(2, 2, 5, 4), randn(2, 2, 5, 3)),
     ("attention then softmax", lambda a: lambda m, q, k, v: a(m)(q, k, v, is_causal=True).softmax(-1),
