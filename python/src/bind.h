@@ -20,6 +20,7 @@ void bind_tensor(nb::module_& m);      // tensor.cpp: the Tensor class, factorie
 void bind_ops(nb::module_& m);         // ops.cpp: arithmetic, reductions, matmul, softmax
 void bind_autograd(nb::module_& m);    // autograd.cpp: backward, grad, gradcheck, grad mode, grad_fn
 void bind_functional(nb::module_& m);  // functional.cpp: nn.functional's losses and attention
+void bind_nn(nb::module_& m);          // nn.cpp: modules, optimizers, the repeated-sequence task, checkpoints
 
 // "cpu" / "cuda" (the strings PyTorch's devices print as).
 hg::Device device_named(const std::string& name);

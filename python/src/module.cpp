@@ -13,4 +13,5 @@ NB_MODULE(_C, m) {
   hgpy::bind_ops(m);
   hgpy::bind_autograd(m);
   hgpy::bind_functional(m);
+  hgpy::bind_nn(m);
 }
