@@ -38,6 +38,7 @@ _DTYPE_OF = {_np.dtype(v): k for k, v in _NUMPY_OF.items()}
 from . import autograd  # noqa: E402  (needs the names above)
 from . import nn  # noqa: E402
 from .graph import draw, to_dot  # noqa: E402
+from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 
 _default_generator = Generator(0)
@@ -258,8 +259,9 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
 
 
 __all__ = [
-    "Error", "Generator", "Tensor", "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "from_dlpack", "to_dot", "draw", "zeros", "ones", "full", "zeros_like",
+    "Error", "Generator", "Tensor", "autograd", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled",
+    "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "from_dlpack", "to_dot", "draw", "zeros", "ones", "full",
+    "zeros_like",
     "ones_like", "arange", "randn", "manual_seed", "float32", "float64", "int64", "bool", "dtype",
     "exp", "log", "tanh", "relu", "softmax", "where", "cat", "log_softmax", "matmul", "sum", "mean", "max",
     "cuda_is_available", "__version__",

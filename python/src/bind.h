@@ -21,6 +21,7 @@ void bind_ops(nb::module_& m);         // ops.cpp: arithmetic, reductions, matmu
 void bind_autograd(nb::module_& m);    // autograd.cpp: backward, grad, gradcheck, grad mode, grad_fn
 void bind_functional(nb::module_& m);  // functional.cpp: nn.functional's losses and attention
 void bind_interop(nb::module_& m);      // interop.cpp: DLPack both ways
+void bind_nn(nb::module_& m);           // nn.cpp: modules, optimizers, the repeated-sequence task, checkpoints
 
 // Tensor's slots for Python's cycle collector (autograd.cpp): the Python hooks a tensor holds.
 int tensor_traverse(PyObject* self, visitproc visit, void* arg);

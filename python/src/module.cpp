@@ -14,4 +14,5 @@ NB_MODULE(_C, m) {
   hgpy::bind_autograd(m);
   hgpy::bind_functional(m);
   hgpy::bind_interop(m);
+  hgpy::bind_nn(m);
 }

@@ -1,5 +1,12 @@
-"""hg.nn: for now only hg.nn.functional (modules and optimizers are not bound yet)."""
+"""hg.nn: modules, optimizers, the repeated-sequence task and checkpoints, as torch.nn spells them,
+over the C++ library's nn/ (and hg.nn.functional)."""
 
 from . import functional
+from .checkpoint import load, load_metadata, save
+from .data import SplitLosses, accuracy_per_position, repeated_batch, split_losses
+from .modules import Embedding, Linear, Module, Parameter, TinyCharLM
+from ..optim import SGD, AdamW  # also hg.optim.SGD / hg.optim.AdamW
 
-__all__ = ["functional"]
+__all__ = ["functional", "Module", "Parameter", "Linear", "Embedding", "TinyCharLM", "SGD", "AdamW",
+           "repeated_batch", "split_losses", "SplitLosses", "accuracy_per_position", "save", "load",
+           "load_metadata"]
