@@ -278,7 +278,7 @@ def attention(m, path):
         return torch.nn.functional.scaled_dot_product_attention
 
     def run(q, k, v, attn_mask=None, is_causal=False, scale=None):
-        return hg._C.functional.attention(q, k, v, attn_mask, is_causal, scale, path)
+        return hg.nn.functional.attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale, path=path)
     return run
 
 

@@ -1,0 +1,42 @@
+"""DLPack with PyTorch: hg.from_dlpack(torch_tensor) and torch.from_dlpack(hg_tensor) share memory.
+Runs where torch imports (bench/setup-peer's environment; ctest python_torch_compare)."""
+
+import numpy as np
+import pytest
+
+import handgrad as hg
+
+torch = pytest.importorskip("torch")
+
+
+def test_handgrad_views_a_torch_tensor():
+    t = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    x = hg.from_dlpack(t)
+    assert x.data_ptr() == t.data_ptr() and x.shape == (3, 4) and x.dtype == hg.float64
+    t[1, 2] = -5.0
+    assert x[1, 2].item() == -5.0  # a torch write seen by handgrad
+    x.fill_(1.5)
+    assert bool((t == 1.5).all())  # a handgrad write seen by torch
+    s = hg.from_dlpack(t.t())  # strides travel
+    assert s.stride() == (1, 4) and s.data_ptr() == t.data_ptr()
+
+
+def test_torch_views_a_handgrad_tensor():
+    x = hg.randn(2, 5, seed=3, dtype=hg.float32)
+    t = torch.from_dlpack(x)
+    assert t.data_ptr() == x.data_ptr() and t.dtype == torch.float32 and tuple(t.shape) == (2, 5)
+    np.testing.assert_array_equal(t.numpy(), x.numpy())
+    t.mul_(2.0)
+    np.testing.assert_array_equal(x.numpy(), t.numpy())
+    del x  # torch's view keeps the memory alive
+    assert torch.isfinite(t).all()
+    b = torch.from_dlpack(hg.tensor([True, False]))
+    assert b.dtype == torch.bool and b.tolist() == [True, False]
+
+
+def test_gradients_on_shared_memory_agree():
+    t = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    x = hg.from_dlpack(t.detach()).requires_grad_()
+    (x.tanh() * x).sum().backward()
+    (t.tanh() * t).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-15)
