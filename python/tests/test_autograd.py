@@ -209,3 +209,12 @@ def test_a_failed_gradcheck_carries_its_report():
             return y
         hg.autograd.gradcheck(f, [x])
     assert info.value.report.passed is False and "input 0" in info.value.report.worst
+
+
+def test_set_detect_anomaly_switches_it_both_ways():
+    with hg.autograd.set_detect_anomaly(True):
+        assert hg.autograd.is_anomaly_enabled()
+        with hg.autograd.set_detect_anomaly(False):
+            assert not hg.autograd.is_anomaly_enabled()
+        assert hg.autograd.is_anomaly_enabled()
+    assert not hg.autograd.is_anomaly_enabled()

@@ -153,3 +153,12 @@ def test_repr():
     assert repr(x) == "tensor([1.], dtype=handgrad.float64, requires_grad=True)"
     assert repr(x * 2).endswith("grad_fn=<mul_scalar>)")
     assert repr(hg.arange(3)) == "tensor([0, 1, 2])"
+
+
+def test_as_tensor_keeps_a_tensor_and_converts_the_rest():
+    t = hg.tensor([1.0, 2.0])
+    assert hg.as_tensor(t) is t
+    assert hg.as_tensor(t, dtype=hg.float32) is t
+    d = hg.as_tensor(t, dtype=hg.float64)
+    assert d is not t and d.dtype == hg.float64 and d.tolist() == [1.0, 2.0]
+    assert hg.as_tensor([[1, 2]]).dtype == hg.int64
