@@ -41,7 +41,8 @@ if not DRIVER:
     skip("chromedriver is not on PATH (Debian: apt-get install chromium-driver)")
 
 VARIANTS = [("causal, scaled", []), ("no mask", ["--no-mask"]), ("no scale", ["--no-scale"])]
-# The step whose check a fault turns red first: named by its incoming gradient's tensor.
+# The step whose check a fault turns red first: named by its incoming gradient's tensor (in the
+# causal, scaled variant).
 FAULTS = {"dS": "P", "dK": "QKᵀ", "scale": "QKᵀ/√d_k", "dV": "O"}
 failures = []
 
@@ -194,20 +195,25 @@ def main():
               f"clicking O = P V's node shows what it saved: {saved!r}")
         driver.save_screenshot(os.path.join(shots, "three_token_node.png"))
 
-        # Each broken page: the first red check at the step its fault names.
+        # Each broken page, every variant walked to its end: the first red check at the step its
+        # fault names (the unscaled variant has no scale to forget: no red there).
         for fault, named in FAULTS.items():
             path = os.path.join(out, f"break_{fault}.html")
             load(driver, path)
-            n = driver.execute_script("return hgPage.data[0].steps.length")
-            first = None
-            for k in range(1, n + 1):
-                if driver.find_elements(By.CSS_SELECTOR, "#step .grad[data-ok=false]"):
-                    first = driver.find_element(By.CSS_SELECTOR, "#step .grad[data-role=in]").get_attribute("data-label")
-                    break
-                press_right(driver)
-            check(first == named, f"break {fault}: first red check at the step of {first}, expected {named}")
-            if fault == "dS":
-                driver.save_screenshot(os.path.join(shots, "break_dS.png"))
+            for v in range(driver.execute_script("return hgPage.data.length")):
+                driver.execute_script("hgPage.selectVariant(arguments[0])", v)
+                n = driver.execute_script("return hgPage.data[arguments[0]].steps.length", v)
+                first = None
+                for k in range(1, n + 1):
+                    if first is None and driver.find_elements(By.CSS_SELECTOR, "#step .grad[data-ok=false]"):
+                        first = driver.find_element(By.CSS_SELECTOR, "#step .grad[data-role=in]").get_attribute("data-label")
+                        if fault == "dS" and v == 0:
+                            driver.save_screenshot(os.path.join(shots, "break_dS.png"))
+                    press_right(driver)
+                want = named
+                if fault == "scale":  # without the mask the scaled scores are S itself
+                    want = {0: named, 1: "S", 2: None}[v]
+                check(first == want, f"break {fault}, variant {v}: first red check at the step of {first}, expected {want}")
 
         # A TinyCharLM block: every step walks, heatmaps for the large matrices.
         load(driver, tiny_page)
