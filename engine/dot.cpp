@@ -53,18 +53,18 @@ std::string leaf_label(const InputSlot& in) {
 }  // namespace
 
 std::string saved_name(const Node& node, const SavedTensor& saved) {
-  // The op's words already end in the name ("softmax output P"): they stay as they are.
-  auto named = [&](const std::string& label, bool is_name) {
-    const bool said = saved.what == label || saved.what.ends_with(" " + label);
+  // An output the op's own words already name ("... output P") stays as they say it.
+  auto named = [&](const std::string& label, bool is_name, bool is_output) {
+    const bool said = is_output && (saved.what == label || saved.what.ends_with(" " + label));
     return is_name && !said ? fmt::format("{} ({})", label, saved.what) : saved.what;
   };
   for (const InputSlot& in : node.inputs) {
     const TensorImpl* impl = in.leaf ? in.leaf.get() : in.ref.lock().get();
-    if (impl && impl == saved.source) return named(in.current_label(), !impl->name.empty());
+    if (impl && impl == saved.source) return named(in.current_label(), !impl->name.empty(), false);
   }
   for (const OutputSlot& out : node.outputs) {
     const std::shared_ptr<TensorImpl> impl = out.ref.lock();
-    if (impl && impl.get() == saved.source) return named(out.current_label(), !impl->name.empty());
+    if (impl && impl.get() == saved.source) return named(out.current_label(), !impl->name.empty(), true);
   }
   return saved.what;
 }

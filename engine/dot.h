@@ -18,8 +18,8 @@ namespace hg {
 // The root's node is drawn bold and filled. A leaf root draws alone; an undefined one, nothing.
 std::string to_dot(const Tensor& root);
 
-// What a node saved, by the name its tensor has where it has one: "P (left operand a)" for
-// matmul(P, V)'s saved left operand; the op's own words ("left operand a") otherwise.
+// What a node saved, by the name its tensor has where it has one: "P (left operand a)" for the
+// left operand of the product O = P V; the op's own words ("left operand a") otherwise.
 std::string saved_name(const Node& node, const SavedTensor& saved);
 
 }  // namespace hg

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -177,7 +178,7 @@ void check_fields(Object& o, const HtmlOptions& opt, const std::string& name, co
 std::string render_svg(const std::string& dot) {
   if (std::system("command -v dot >/dev/null 2>&1") != 0) return "";
   namespace fs = std::filesystem;
-  static int serial = 0;
+  static std::atomic<int> serial = 0;  // several pages may be written at once
   const fs::path base = fs::temp_directory_path() / fmt::format("handgrad-html-{}-{}", ::getpid(), ++serial);
   const std::string in = base.string() + ".dot", out = base.string() + ".svg";
   {
@@ -206,7 +207,7 @@ std::string variant_json(const HtmlVariant& var) {
     fail("to_html", "'{}': the root has no graph (a leaf, or made under no_grad); give a result of recorded ops",
          var.name);
   if (root.numel() != 1)
-    fail("to_html", "'{}': the root has shape {}; the page walks the backward of a scalar (reduce it first, e.g. sum())",
+    fail("to_html", "'{}': the root has shape {}; the page walks the backward of a scalar (reduce it to one number first)",
          var.name, shape_str(root.shape()));
   const HtmlOptions& opt = var.options;
   const std::vector<std::shared_ptr<Node>> tape = tape_of(root);
@@ -217,7 +218,7 @@ std::string variant_json(const HtmlVariant& var) {
   for (const auto& n : tape)
     for (const InputSlot& in : n->inputs)
       if (in.id != 0 && in.needs_grad) ++edges_left[in.id];
-  std::unordered_map<uint64_t, std::vector<double>> sums;
+  std::unordered_map<uint64_t, std::vector<double>> wholes;  // each gradient so far
 
   std::vector<std::string> steps;
   BackwardObserver obs;
@@ -233,16 +234,16 @@ std::string variant_json(const HtmlVariant& var) {
       g.str("label", label).raw("shape", json_shape(in.shape));
       const std::vector<double> part = values_of(gin[k]);
       g.raw("values", json_numbers(part));
-      std::vector<double>& sum = sums[in.id];
-      if (sum.empty()) sum.assign(part.size(), 0.0);
-      for (size_t e = 0; e < part.size() && e < sum.size(); ++e) sum[e] += part[e];
+      std::vector<double>& whole = wholes[in.id];
+      if (whole.empty()) whole.assign(part.size(), 0.0);
+      for (size_t e = 0; e < part.size() && e < whole.size(); ++e) whole[e] += part[e];
       const int left = --edges_left[in.id];
       if (left > 0) {
         g.str("check", fmt::format("partial: {} more contribution{} to come; checked when whole", left,
                                    left == 1 ? "" : "s"));
       } else {
-        if (sum != part) g.raw("total", json_numbers(sum));
-        check_fields(g, opt, label, in.shape, sum, in.leaf ? Tensor(in.leaf) : alive(in.ref));
+        if (whole != part) g.raw("total", json_numbers(whole));
+        check_fields(g, opt, label, in.shape, whole, in.leaf ? Tensor(in.leaf) : alive(in.ref));
       }
       auto tv = opt.text_values.find(label);
       if (tv != opt.text_values.end()) g.raw("text", json_numbers(tv->second));

@@ -165,7 +165,7 @@ function drawStep() {
     for (const t of node.saved) h += tensorBox(t.label, t);
     h += `</div>`;
   }
-  h += `<h3>out: the gradients it sends to its inputs (central differences beside them)</h3>`;
+  h += `<h3>out: the gradients it sends to its inputs, the entries it adds to in blue (central differences beside them)</h3>`;
   for (const g of s.gin) h += gradBox(g);
   if (!s.gin.length) h += `<div class="note">none: no input of this op needs a gradient</div>`;
   $("step").innerHTML = h;
