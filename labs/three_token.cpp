@@ -119,29 +119,6 @@ CLI::Validator graph_format() {
       "FILE.dot|.svg|.png");
 }
 
-// The backward of a variant is unchanged by the mask when L's row sees every key anyway (the
-// last row); says so, or says how much the mask moves it.
-void say_what_the_mask_does(Report& rep, const ThreeTokenVariant& v, const ThreeTokenBackward& bw, Device device) {
-  ThreeTokenVariant other = v;
-  other.causal = !v.causal;
-  const AttentionTrace o = three_token_trace(other, device);
-  const double moved = std::max({max_abs_diff(bw.trace.dQ, o.dQ), max_abs_diff(bw.trace.dK, o.dK),
-                                 max_abs_diff(bw.trace.dV, o.dV)});
-  const ThreeTokenData& d = v.data;
-  if (moved < 1e-12) {
-    rep.text(fmt::format("  the mask changes nothing in this backward (|dQ, dK, dV with − without| = {:.1e}): L = {} is "
-                         "in row {}, {}",
-                         moved, d.loss_name(), d.row + 1,
-                         d.row == d.T - 1 ? "the last query, which sees every key with or without the mask; "
-                                            "--loss o21 puts L in a row the mask reaches"
-                                          : "and the keys the mask hides from that row carry no weight here"));
-  } else {
-    rep.text(fmt::format("  the mask changes this backward (largest change in dQ, dK, dV: {:.3f}): row {} sees keys 1 to "
-                         "{} under the mask, all {} without it",
-                         moved, d.row + 1, d.row + 1, d.T));
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -317,14 +294,14 @@ int main(int argc, char** argv) {
     const ThreeTokenBackward bw = three_token_backward(variant, {}, {}, device);
     const AttentionTrace& t = bw.trace;
     // The text's backward numbers are for its scaled case (with or without the mask: see
-    // say_what_the_mask_does); without the scale, or in another case, they do not apply.
+    // three_token_mask_effect); without the scale, or in another case, they do not apply.
     const bool text_backward = text_case && variant.scaled;
     auto text = [&](std::vector<double> v) { return text_backward ? v : std::vector<double>{}; };
     const int64_t r = data.row;
     const std::string Ls = data.loss_name(), ri = std::to_string(r + 1);
     rep.section(fmt::format("backward of L = {} ({})", Ls, variant.name()));
     rep.value("L = " + Ls, t.O.at({r, data.col}), text_backward ? std::optional<double>(2.007) : std::nullopt);
-    say_what_the_mask_does(rep, variant, bw, device);
+    rep.text(fmt::format("  {}", three_token_mask_effect(variant, device)));
     rep.matrix("dO = dL/dO", t.dO, 0);
     rep.matrix("g = dP = dO Vᵀ", t.dP);
     rep.matrix("ḡ = D = rowsum(P ∘ dP)", t.D);

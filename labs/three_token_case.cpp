@@ -448,6 +448,25 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
   return r;
 }
 
+std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device) {
+  ThreeTokenVariant other = v;
+  other.causal = !v.causal;
+  const AttentionTrace a = three_token_trace(v, device), b = three_token_trace(other, device);
+  const double moved =
+      std::max({max_abs_diff(a.dQ, b.dQ), max_abs_diff(a.dK, b.dK), max_abs_diff(a.dV, b.dV)});
+  const ThreeTokenData& d = v.data;
+  if (moved < 1e-12)
+    return fmt::format("the mask changes nothing in this backward (|dQ, dK, dV with − without| = {:.1e}): L = {} is in "
+                       "row {}, {}",
+                       moved, d.loss_name(), d.row + 1,
+                       d.row == d.T - 1 ? "the last query, which sees every key with or without the mask; "
+                                          "--loss o21 puts L in a row the mask reaches"
+                                        : "and the keys the mask hides from that row carry no weight here");
+  return fmt::format("the mask changes this backward (largest change in dQ, dK, dV: {:.3f}): row {} sees keys 1 to {} "
+                     "under the mask, all {} without it",
+                     moved, d.row + 1, d.row + 1, d.T);
+}
+
 std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device) {
   ThreeTokenInputs in = three_token_inputs(device, v.data);
   PrimitiveGraph g = primitive_graph(in, v, device);
@@ -470,6 +489,7 @@ std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, Thr
     o.intro = fmt::format("The primitive graph of L = {} ({}), walked by backward from the last tape entry to the first. "
                           "Each outgoing gradient sits beside its float64 central difference.",
                           v.data.loss_name(), v.name());
+    o.intro += fmt::format(" In this case {}.", three_token_mask_effect(v, device));
     if (fault != ThreeTokenFault::none)
       o.intro += fmt::format(" Broken on purpose: {}. The checks turn red at that step and at every step after it "
                              "that depends on it: what gradcheck exists to catch.",

@@ -130,6 +130,11 @@ struct ThreeTokenBackward {
 ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHook& before = {},
                                         const StepHook& after = {}, Device device = Device::cpu);
 
+// Whether the mask changes the backward of `v` (compared with the same case with the mask
+// flipped), and why, in a sentence: "the mask changes nothing in this backward (...): L = o₃,₂ is
+// in row 3, the last query, which sees every key with or without the mask; ...".
+std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device = Device::cpu);
+
 // The primitive graph of L = o₃,₂ drawn in Graphviz's DOT (to_dot), after a backward with
 // retain_graph: every tensor by its name, each node with what it saved, the leaves Q, K, V
 // with their gradients' shapes. What `three_token --graph FILE.dot` writes.
