@@ -4,6 +4,7 @@
 #include "engine/dot.h"
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "engine/html.h"
 #include "engine/interrupt.h"
 #include "engine/random.h"
 #include "engine/tape.h"

@@ -52,6 +52,23 @@ std::string leaf_label(const InputSlot& in) {
 
 }  // namespace
 
+std::string saved_name(const Node& node, const SavedTensor& saved) {
+  // An output the op's own words already name ("... output P") stays as they say it.
+  auto named = [&](const std::string& label, bool is_name, bool is_output) {
+    const bool said = is_output && (saved.what == label || saved.what.ends_with(" " + label));
+    return is_name && !said ? fmt::format("{} ({})", label, saved.what) : saved.what;
+  };
+  for (const InputSlot& in : node.inputs) {
+    const TensorImpl* impl = in.leaf ? in.leaf.get() : in.ref.lock().get();
+    if (impl && impl == saved.source) return named(in.current_label(), !impl->name.empty(), false);
+  }
+  for (const OutputSlot& out : node.outputs) {
+    const std::shared_ptr<TensorImpl> impl = out.ref.lock();
+    if (impl && impl.get() == saved.source) return named(out.current_label(), !impl->name.empty(), true);
+  }
+  return saved.what;
+}
+
 std::string to_dot(const Tensor& root) {
   std::string dot = "digraph handgrad {\n  graph [fontname=\"Helvetica\"];\n"
                     "  node [fontname=\"Helvetica\" fontsize=11];\n  edge [color=grey30 arrowsize=0.7];\n";
@@ -78,7 +95,7 @@ std::string to_dot(const Tensor& root) {
     const Node& n = *tape[i];
     std::vector<std::string> lines = {fmt::format("#{} {}", i, n.op)};
     for (const OutputSlot& out : n.outputs) lines.push_back(describe(out.current_label(), out.shape, out.dtype, out.device));
-    for (const SavedTensor& s : n.saved) lines.push_back("saves " + s.what);
+    for (const SavedTensor& s : n.saved) lines.push_back("saves " + saved_name(n, s));
     if (n.freed) lines.push_back("freed by backward");
     const bool is_root = &n == root.impl()->node.get();
     dot += fmt::format("  n{} [{} label={} tooltip={}];\n", i, is_root ? kRootStyle : kNodeStyle, quoted(lines),

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 
+#include "engine/tape.h"
 #include "engine/tensor.h"
 
 namespace hg {
@@ -16,5 +17,9 @@ namespace hg {
 //    so `b = a + a` draws two edges.
 // The root's node is drawn bold and filled. A leaf root draws alone; an undefined one, nothing.
 std::string to_dot(const Tensor& root);
+
+// What a node saved, by the name its tensor has where it has one: "P (left operand a)" for the
+// left operand of the product O = P V; the op's own words ("left operand a") otherwise.
+std::string saved_name(const Node& node, const SavedTensor& saved);
 
 }  // namespace hg

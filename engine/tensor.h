@@ -97,20 +97,20 @@ class Tensor {
   Tensor& register_hook(GradHook hook);
 
   // Views (differentiable; share storage with this tensor).
-  Tensor transpose(int64_t d0, int64_t d1) const;
-  Tensor permute(const Shape& order) const;
-  Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const;
-  Tensor select(int64_t d, int64_t index) const;  // removes dimension d
-  Tensor index(std::initializer_list<int64_t> idx) const;  // select along leading dims
-  Tensor unsqueeze(int64_t d) const;
-  Tensor squeeze(int64_t d) const;
+  Tensor transpose(int64_t d0, int64_t d1, Site where = Site::current()) const;
+  Tensor permute(const Shape& order, Site where = Site::current()) const;
+  Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1, Site where = Site::current()) const;
+  Tensor select(int64_t d, int64_t index, Site where = Site::current()) const;  // removes dimension d
+  Tensor index(std::initializer_list<int64_t> idx, Site where = Site::current()) const;  // select along leading dims
+  Tensor unsqueeze(int64_t d, Site where = Site::current()) const;
+  Tensor squeeze(int64_t d, Site where = Site::current()) const;
   // view: same elements, new shape, no copy; refuses to merge dimensions whose memory is not
   // laid out contiguously (e.g. after transpose) — use reshape() there.
-  Tensor view(const Shape& shape) const;
+  Tensor view(const Shape& shape, Site where = Site::current()) const;
   // reshape: a view when view() can, otherwise a contiguous copy.
-  Tensor reshape(const Shape& shape) const;
-  Tensor contiguous() const;  // this if already contiguous, else a copy
-  Tensor clone() const;       // always a copy (differentiable)
+  Tensor reshape(const Shape& shape, Site where = Site::current()) const;
+  Tensor contiguous(Site where = Site::current()) const;  // this if already contiguous, else a copy
+  Tensor clone(Site where = Site::current()) const;  // always a copy (differentiable)
   Tensor detach() const;      // shares storage and version counter; not on the tape
 
   // Conversions (differentiable for float->float dtype changes and device moves). Elements
@@ -121,8 +121,8 @@ class Tensor {
   //     at the next copy to the host or synchronize(), as the device's index checks are
   //     (engine/backend.h), the bad elements written as 0 until then.
   //   everything else: as static_cast (round to nearest; f64 -> f32 overflows to ±inf).
-  Tensor to(DType t) const;
-  Tensor to(Device d) const;
+  Tensor to(DType t, Site where = Site::current()) const;
+  Tensor to(Device d, Site where = Site::current()) const;
 
   // Element access (copies to the host when needed).
   double item() const;  // one-element tensors

@@ -20,8 +20,8 @@ namespace {
 
 // Record a single-input, single-output op if needed and return its output. Every backward here
 // is itself a view or copy of the gradient, made of recorded ops: differentiable again.
-Tensor recorded(const char* op, const Tensor& in, Tensor out, BackwardFn fn) {
-  if (should_record({in})) record(op, {in}, {out}, {}, std::move(fn), DoubleBackward::composed);
+Tensor recorded(const char* op, const Tensor& in, Tensor out, BackwardFn fn, Site where) {
+  if (should_record({in})) record(op, {in}, {out}, {}, std::move(fn), DoubleBackward::composed, where);
   return out;
 }
 
@@ -46,7 +46,7 @@ Tensor place_in_zeros(const char* op, const Tensor& g, const Shape& base_shape,
 
 // ---------------------------------------------------------------- permute / transpose
 
-Tensor Tensor::permute(const Shape& order) const {
+Tensor Tensor::permute(const Shape& order, Site where) const {
   check_defined("permute");
   const int64_t r = dim();
   if (static_cast<int64_t>(order.size()) != r)
@@ -64,20 +64,20 @@ Tensor Tensor::permute(const Shape& order) const {
   // forward: out[i0..] = x[i_order...]; backward permutes the gradient back with the inverse order
   return recorded("permute", *this, out, [inverse](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].permute(inverse)};
-  });
+  }, where);
 }
 
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+Tensor Tensor::transpose(int64_t d0, int64_t d1, Site where) const {
   check_defined("transpose");
   Shape order(dim());
   for (int64_t i = 0; i < dim(); ++i) order[i] = i;
   std::swap(order[wrap_dim("transpose", d0, dim())], order[wrap_dim("transpose", d1, dim())]);
-  return permute(order);
+  return permute(order, where);
 }
 
 // ---------------------------------------------------------------- slice / select
 
-Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site where) const {
   check_defined("slice");
   d = wrap_dim("slice", d, dim());
   if (dim() == 0) fail("slice", "cannot slice a 0-d tensor");
@@ -95,10 +95,10 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
   Shape base_shape = shape();
   return recorded("slice", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{place_in_zeros("slice", g[0], base_shape, [=](const Tensor& b) { return b.slice(d, start, end, step); })};
-  });
+  }, where);
 }
 
-Tensor Tensor::select(int64_t d, int64_t index) const {
+Tensor Tensor::select(int64_t d, int64_t index, Site where) const {
   check_defined("select");
   if (dim() == 0) fail("select", "cannot index a 0-d tensor");
   d = wrap_dim("select", d, dim());
@@ -113,15 +113,15 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   Shape base_shape = shape();
   return recorded("select", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{place_in_zeros("select", g[0], base_shape, [=](const Tensor& b) { return b.select(d, i); })};
-  });
+  }, where);
 }
 
-Tensor Tensor::index(std::initializer_list<int64_t> idx) const {
+Tensor Tensor::index(std::initializer_list<int64_t> idx, Site where) const {
   check_defined("index");
   if (static_cast<int64_t>(idx.size()) > dim())
     fail("index", "{} indices for a tensor of shape {}", idx.size(), shape_str(shape()));
   Tensor out = *this;
-  for (int64_t i : idx) out = out.select(0, i);
+  for (int64_t i : idx) out = out.select(0, i, where);
   return out;
 }
 
@@ -183,7 +183,7 @@ Shape infer_shape(const char* op, const Shape& from, Shape to) {
 
 }  // namespace
 
-Tensor Tensor::view(const Shape& to_shape) const {
+Tensor Tensor::view(const Shape& to_shape, Site where) const {
   check_defined("view");
   Shape to = infer_shape("view", shape(), to_shape);
   check_shape("view", to, dtype());
@@ -196,38 +196,38 @@ Tensor Tensor::view(const Shape& to_shape) const {
   Shape from = shape();
   return recorded("view", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].reshape(from)};
-  });
+  }, where);
 }
 
-Tensor Tensor::reshape(const Shape& to_shape) const {
+Tensor Tensor::reshape(const Shape& to_shape, Site where) const {
   check_defined("reshape");
   Shape to = infer_shape("reshape", shape(), to_shape);
   check_shape("reshape", to, dtype());
   Shape st;
-  if (view_strides(shape(), strides(), to, st)) return view(to);
-  return contiguous().view(to);
+  if (view_strides(shape(), strides(), to, st)) return view(to, where);
+  return contiguous(where).view(to, where);
 }
 
-Tensor Tensor::unsqueeze(int64_t d) const {
+Tensor Tensor::unsqueeze(int64_t d, Site where) const {
   check_defined("unsqueeze");
   d = wrap_dim("unsqueeze", d, dim() + 1);
   Shape to = shape();
   to.insert(to.begin() + d, 1);
-  return view(to);
+  return view(to, where);
 }
 
-Tensor Tensor::squeeze(int64_t d) const {
+Tensor Tensor::squeeze(int64_t d, Site where) const {
   check_defined("squeeze");
   d = wrap_dim("squeeze", d, dim());
   if (shape()[d] != 1) fail("squeeze", "dimension {} of shape {} has size {}, not 1", d, shape_str(shape()), shape()[d]);
   Shape to = shape();
   to.erase(to.begin() + d);
-  return view(to);
+  return view(to, where);
 }
 
 // ---------------------------------------------------------------- copies and conversions
 
-Tensor Tensor::clone() const {
+Tensor Tensor::clone(Site where) const {
   check_defined("clone");
   Tensor out = empty(shape(), dtype(), device());
   {
@@ -236,16 +236,16 @@ Tensor Tensor::clone() const {
   }
   return recorded("clone", *this, out, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0]};
-  });
+  }, where);
 }
 
-Tensor Tensor::contiguous() const {
+Tensor Tensor::contiguous(Site where) const {
   check_defined("contiguous");
   if (is_contiguous()) return *this;
-  return clone();
+  return clone(where);
 }
 
-Tensor Tensor::to(DType t) const {
+Tensor Tensor::to(DType t, Site where) const {
   check_defined("to");
   if (t == dtype()) return *this;
   Tensor out = empty(shape(), t, device());
@@ -257,10 +257,10 @@ Tensor Tensor::to(DType t) const {
   DType from = dtype();
   return recorded("to_dtype", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].to(from)};
-  });
+  }, where);
 }
 
-Tensor Tensor::to(Device d) const {
+Tensor Tensor::to(Device d, Site where) const {
   check_defined("to");
   if (d == device()) return *this;
   Tensor out = empty(shape(), dtype(), d);
@@ -271,7 +271,7 @@ Tensor Tensor::to(Device d) const {
   Device from = device();
   return recorded("to_device", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].to(from)};
-  });
+  }, where);
 }
 
 }  // namespace hg

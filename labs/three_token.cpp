@@ -1,7 +1,9 @@
 // three_token — Section 3's worked example: three tokens, d_k = d_v = 2, in float64.
 // The forward (causal, then without the mask, then without the scale), the geometry, and the
-// backward pass of L = o_{3,2} computed by the formula, the tape and finite differences.
-// --step walks the backward one tape entry at a time. --graph FILE.dot draws its graph.
+// backward pass of L = o₃,₂ computed by the formula, the tape and finite differences.
+// --html FILE writes a page to step through it in a browser (--break NAME: with a backward
+// deliberately wrong). --step walks the backward one tape entry at a time in the terminal.
+// --graph FILE.dot|.svg|.png draws its graph. --loss and --q/--k/--v make other cases.
 // --device cuda runs it all on the GPU.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,104 +25,207 @@ namespace {
 
 std::vector<double> row(const Tensor& t, int64_t i) { return t.select(0, i).to_vector(); }
 
-void forward_case(Report& rep, const AttentionTrace& t) {
-  rep.matrix("S (scores, scaled and masked)", t.S);
+void forward_case(Report& rep, const ThreeTokenVariant& v, const AttentionTrace& t) {
+  rep.matrix(fmt::format("S ({})", v.scores_label()), t.S);
   rep.matrix("P = softmax(S) (weights)", t.P);
   rep.matrix("O = P V (outputs)", t.O);
 }
 
-// Prints one step of the backward through the primitive graph; pauses when asked to.
+// "dL/dS", "dL/d(QKᵀ/√d_k)": a label that is more than a name is bracketed, so the d applies to all of it.
+std::string d_of(const std::string& label) {
+  bool plain = true;
+  for (const char* op : {"/", "·", "+", "−", "-", " "}) plain = plain && label.find(op) == std::string::npos;  // UTF-8 whole
+  return plain ? "dL/d" + label : "dL/d(" + label + ")";
+}
+
+// Prints one step of the backward through the primitive graph; pauses when asked to. After `q`
+// the remaining steps run silently; at end of input they print without pausing.
 struct Stepper {
   Report& rep;
   bool pause;
   int n = 0;
+  bool quit = false;
+  int quit_at = 0;  // the step at which q was typed
 
   void before(const BackwardStep& s) {
     ++n;
+    if (quit) return;
     rep.text(fmt::format("\n-- step {}: tape entry #{} {}  ({}) -> ({})", n, s.entry, s.op, fmt::join(s.input_labels, ", "),
                          fmt::join(s.output_labels, ", ")));
     if (!s.rule.empty()) rep.text("   " + s.rule);
     std::vector<std::string> names;
-    for (const std::string& l : s.output_labels) names.push_back("dL/d" + l);
+    for (const std::string& l : s.output_labels) names.push_back(d_of(l));
     rep.matrices(fmt::format("step {} in", n), names, s.grad_outputs);
     if (pause) {
-      fmt::print("   [Enter: run this step's backward] ");
-      std::fflush(stdout);
-      std::string line;
-      std::getline(std::cin, line);
+      const StepAnswer a = step_prompt(std::cin, std::cout);
+      if (a == StepAnswer::quit) {
+        quit = true;
+        quit_at = n;
+      }
+      if (a == StepAnswer::end_of_input) pause = false;
     }
   }
 
   void after(const BackwardStep& s) {
+    if (quit) return;
     std::vector<std::string> names;
     std::vector<Tensor> grads;
     for (size_t k = 0; k < s.grad_inputs.size(); ++k) {
       if (!s.grad_inputs[k].defined()) continue;
-      names.push_back("dL/d" + s.input_labels[k]);
+      names.push_back(d_of(s.input_labels[k]));
       grads.push_back(s.grad_inputs[k]);
     }
     if (!grads.empty()) rep.matrices(fmt::format("step {} out", n), names, grads);
   }
 };
 
-// Writes the DOT to `dot_path` and, when Graphviz is installed, renders it to an SVG beside it
-// (FILE.dot -> FILE.svg, any other name gets .svg appended); reports which files it wrote.
-void write_graph(Report& rep, const std::string& dot_path, const std::string& dot) {
-  {
-    std::ofstream f(dot_path);
-    if (!(f << dot)) fail("three_token", "cannot write the graph to '{}'", dot_path);
-  }
-  rep.text("  wrote " + dot_path);
-  std::filesystem::path svg = dot_path;
-  if (svg.extension() == ".dot") svg.replace_extension(".svg");
-  else svg += ".svg";
-  if (std::system("command -v dot >/dev/null 2>&1") != 0) {
-    rep.text(fmt::format("  no SVG: Graphviz's dot is not on PATH (Debian: apt-get install graphviz); "
-                         "where it is: dot -Tsvg {} -o {}", dot_path, svg.string()));
+// The graph's file, in the format its extension names: .dot (Graphviz's text, as is), .svg or
+// .png (rendered by Graphviz's dot, which must then be on PATH).
+void write_graph(Report& rep, const std::string& path, const std::string& dot) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".dot") {
+    std::ofstream f(path);
+    if (!(f << dot)) fail("--graph", "cannot write the graph to '{}'", path);
+    rep.text("  wrote " + path + " (Graphviz's DOT; render it with dot -Tsvg)");
     return;
   }
+  if (std::system("command -v dot >/dev/null 2>&1") != 0)
+    fail("--graph", "{} needs Graphviz's dot to render {}, and it is not on PATH (Debian: apt-get install graphviz); "
+         "or give a .dot file", path, ext);
+  const std::filesystem::path source = std::filesystem::path(path).replace_extension(".dot.tmp");
+  {
+    std::ofstream f(source);
+    if (!(f << dot)) fail("--graph", "cannot write the graph's DOT beside '{}' (to {})", path, source.string());
+  }
   // Our own DOT failing to render is a bug in to_dot, not the user's: fail loudly.
-  const std::string cmd = fmt::format("dot -Tsvg {} -o {}", shell_quote(dot_path), shell_quote(svg.string()));
-  if (std::system(cmd.c_str()) != 0)
-    fail("three_token", "Graphviz's dot could not render {} (its messages are above); the DOT file is there to inspect",
-         dot_path);
-  rep.text("  wrote " + svg.string() + " (rendered by Graphviz's dot)");
+  const std::string cmd = fmt::format("dot -T{} {} -o {}", ext.substr(1), shell_quote(source.string()), shell_quote(path));
+  const int status = std::system(cmd.c_str());
+  std::error_code ec;
+  std::filesystem::remove(source, ec);
+  if (status != 0) fail("--graph", "Graphviz's dot could not write {} (its messages are above)", path);
+  rep.text(fmt::format("  wrote {} (rendered by Graphviz's dot)", path));
+}
+
+// --graph's check: the extension says the format; any other is refused before any work.
+CLI::Validator graph_format() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string ext = std::filesystem::path(text).extension().string();
+        if (ext == ".dot" || ext == ".svg" || ext == ".png") return "";
+        return fmt::format("'{}' {}; the graph is written as .dot (Graphviz's text), .svg or .png (rendered by "
+                           "Graphviz), so end the name in one of them",
+                           text, ext.empty() ? "has no extension" : "ends in '" + ext + "'");
+      },
+      "FILE.dot|.svg|.png");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Section 3's worked example: three tokens, the causal mask, the scale, and the backward pass of "
-               "L = o_{3,2} by formula, tape and finite differences."};
+               "L = o₃,₂ by formula, tape and finite differences."};
   bool step = false, no_mask = false, no_scale = false;
   Device device = Device::cpu;
-  std::string json, graph;
-  app.add_flag("--step", step, "walk the backward one tape entry at a time (pauses when stdout is a terminal)");
+  std::string json, graph, html, fault_text, loss, q_text, k_text, v_text;
+  app.add_flag("--step", step,
+               "walk the backward one tape entry at a time (pauses when stdout is a terminal; q quits)");
   app.add_flag("--no-mask", no_mask, "step through / report the backward of the variant without the causal mask");
   app.add_flag("--no-scale", no_scale, "step through / report the backward of the variant without 1/sqrt(d_k)");
   add_device_option(app, device);
   add_json_option(app, json);
   app.add_option("--graph", graph,
-                 "write the primitive graph of L = o_{3,2} (after its backward) as Graphviz DOT to this file, and "
-                 "an SVG beside it when Graphviz's dot is installed")
+                 "write the primitive graph of L (after its backward) to this file: .dot (Graphviz's DOT), or .svg / "
+                 ".png (rendered by Graphviz's dot)")
+      ->check(graph_format() & writable_file());
+  app.add_option("--html", html,
+                 "write a page to step through the backward in a browser: the graph, each step's formula and matrices, "
+                 "finite differences beside each gradient, the three variants (one self-contained file, works offline)")
       ->check(writable_file());
+  app.add_option("--break", fault_text,
+                 "with --html: build a wrong backward into the page, so its finite-difference checks turn red: dS (the row "
+                 "rule without −ḡ), dK (dK without the transpose), scale (the scale's backward forgotten), dV (dV = P dO)");
+  app.add_option("--loss", loss, "the entry of O that L is, from 1 as the text writes o₃,₂: o32 (the text's), o21, ...");
+  app.add_option("--q", q_text, "Q as rows of numbers, e.g. \"1,0;0,1;1,1\" (the text's); also --k, --v");
+  app.add_option("--k", k_text, "K as rows of numbers (default: the text's, equal to Q)");
+  app.add_option("--v", v_text, "V as rows of numbers (default: the text's \"1,0;0,2;3,3\")");
   CLI11_PARSE(app, argc, argv);
 
-  return run_lab("three_token", json, device, [&](Report& rep) {
-    const ThreeTokenInputs in = three_token_inputs(device);
+  // The case's numbers and the page's fault, checked before any work (a bad one: exit status 2).
+  ThreeTokenData data;
+  ThreeTokenFault fault = ThreeTokenFault::none;
+  try {
+    int64_t rows = 0, cols = 0;
+    if (!q_text.empty()) {
+      data.Q = parse_matrix("--q", q_text, rows, cols);
+      data.T = rows;
+      data.d_k = cols;
+      if (k_text.empty()) data.K = data.Q;  // as in the text: the keys are the queries
+    }
+    if (!k_text.empty()) {
+      data.K = parse_matrix("--k", k_text, rows, cols);
+      if (rows != data.T || cols != data.d_k)
+        fail("--k", "K is ({}, {}) and Q is ({}, {}); K needs Q's shape (one key per token, compared with each query in "
+             "d_k = {} numbers)", rows, cols, data.T, data.d_k, data.d_k);
+    }
+    if (!v_text.empty()) {
+      data.V = parse_matrix("--v", v_text, rows, cols);
+      if (rows != data.T)
+        fail("--v", "V has {} rows and Q has {}; V needs one row per token", rows, data.T);
+      data.d_v = cols;
+    } else if (data.T != 3) {
+      fail("--v", "Q has {} rows, so the text's V (3 rows) does not fit; give --v with {} rows", data.T, data.T);
+    }
+    if (!loss.empty()) parse_loss(loss, data);
+    else if (data.row >= data.T || data.col >= data.d_v)
+      fail("--loss", "the text's L = o₃,₂ is outside O, which is ({}, {}); give --loss, e.g. --loss o11", data.T, data.d_v);
+    if (!fault_text.empty()) {
+      fault = parse_fault(fault_text);
+      if (html.empty()) fail("--break", "'{}' breaks the page's backward; give --html FILE too", fault_text);
+    }
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  }
+  const bool text_case = data.is_text();
 
-    rep.section("the three tokens (projected vectors taken directly)");
-    rep.matrix("Q", in.Q, 0);
-    rep.matrix("K", in.K, 0);
-    rep.matrix("V", in.V, 0);
+  return run_lab("three_token", json, device, [&](Report& rep) {
+    const ThreeTokenInputs in = three_token_inputs(device, data);
+    // The text's numbers apply to its own case only.
+    auto text_value = [&](double v) { return text_case ? std::optional<double>(v) : std::nullopt; };
+    auto text_values = [&](std::vector<double> v) { return text_case ? v : std::vector<double>{}; };
+
+    rep.section(text_case ? "the three tokens (projected vectors taken directly)"
+                          : fmt::format("the tokens ({} of them, given on the command line)", data.T));
+    rep.matrix("Q", in.Q, text_case ? 0 : 3);
+    rep.matrix("K", in.K, text_case ? 0 : 3);
+    rep.matrix("V", in.V, text_case ? 0 : 3);
+
+    const ThreeTokenVariant variant{.causal = !no_mask, .scaled = !no_scale, .data = data};
+    if (step) {  // the step-through first, before the rest of the report
+      const bool pause = stdout_is_terminal();
+      rep.section(fmt::format("stepping through the backward of L = {} ({})", data.loss_name(), variant.name()));
+      rep.text(pause ? "Press Enter before each step, q to quit; the full report follows the last step."
+                     : "stdout is not a terminal: no pauses.");
+      Stepper s{rep, pause};
+      three_token_backward(
+          variant, [&s](const BackwardStep& x) { s.before(x); }, [&s](const BackwardStep& x) { s.after(x); }, device);
+      if (s.quit) {
+        rep.text(fmt::format("\nquit at step {} of {} (the backward finished without printing the rest).", s.quit_at, s.n));
+        return;
+      }
+      rep.text(fmt::format("\n{} steps: the gradients now sit in Q.grad, K.grad and V.grad.", s.n));
+    }
 
     rep.section("scores");
-    const AttentionTrace causal = three_token_trace({.causal = true, .scaled = true}, device);
-    const AttentionTrace open = three_token_trace({.causal = false, .scaled = true}, device);
-    const AttentionTrace sharp = three_token_trace({.causal = true, .scaled = false}, device);
-    rep.matrix("Q Kᵀ", three_token_scores(device), 0);
-    rep.value("√d_k = 1 / scale", 1.0 / causal.scale, 1.414);
-    rep.matrix("S = Q Kᵀ / √2 (no mask)", open.S);
+    const ThreeTokenVariant kCausal{.causal = true, .scaled = true, .data = data};
+    const ThreeTokenVariant kOpen{.causal = false, .scaled = true, .data = data};
+    const ThreeTokenVariant kSharp{.causal = true, .scaled = false, .data = data};
+    const AttentionTrace causal = three_token_trace(kCausal, device);
+    const AttentionTrace open = three_token_trace(kOpen, device);
+    const AttentionTrace sharp = three_token_trace(kSharp, device);
+    rep.matrix("Q Kᵀ", three_token_scores(device, data), text_case ? 0 : 3);
+    rep.value("√d_k = 1 / scale", 1.0 / causal.scale, text_value(1.414));
+    rep.matrix("S = Q Kᵀ / √d_k (no mask)", open.S);
     std::vector<double> distinct = open.S.to_vector();
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end(),
@@ -128,74 +233,87 @@ int main(int argc, char** argv) {
                    distinct.end());
     std::vector<double> exps;
     for (double s : distinct) exps.push_back(std::exp(s));
-    rep.values("the distinct scaled scores", distinct, {0.0, 0.707, 1.414});
-    rep.values("their exponentials", exps, {1.0, 2.028, 4.113});
+    rep.values("the distinct scaled scores", distinct, text_values({0.0, 0.707, 1.414}));
+    rep.values("their exponentials", exps, text_values({1.0, 2.028, 4.113}));
 
-    rep.section("the causal case");
-    forward_case(rep, causal);
-    rep.values("o1 (copies v1)", row(causal.O, 0), {1.0, 0.0});
-    rep.values("row 2 weights", {causal.P.at({1, 0}), causal.P.at({1, 1})}, {0.330, 0.670});
-    rep.values("row 3 weights", row(causal.P, 2), {0.248, 0.248, 0.503});
-    rep.values("o3", row(causal.O, 2), {1.759, 2.007});
+    if (!text_case) {  // a learner's own case: each variant's forward, without the text's comparisons
+      rep.section("the causal case");
+      forward_case(rep, kCausal, causal);
+      rep.section("without the mask");
+      forward_case(rep, kOpen, open);
+      rep.section("without the scale");
+      forward_case(rep, kSharp, sharp);
+    } else {
+      rep.section("the causal case");
+      forward_case(rep, kCausal, causal);
+      rep.values("o1 (copies v1)", row(causal.O, 0), {1.0, 0.0});
+      rep.values("row 2 weights", {causal.P.at({1, 0}), causal.P.at({1, 1})}, {0.330, 0.670});
+      rep.values("row 3 weights", row(causal.P, 2), {0.248, 0.248, 0.503});
+      rep.values("o3", row(causal.O, 2), {1.759, 2.007});
 
-    rep.section("the geometry");
-    const std::vector<double> v1 = row(in.V, 0), v2 = row(in.V, 1), v3 = row(in.V, 2);
-    const double a = causal.P.at({1, 0}), b = causal.P.at({1, 1});
-    const std::vector<double> o2 = row(causal.O, 1);
-    rep.text(fmt::format("  o2 = {:.3f} v1 + {:.3f} v2 = ({:.3f}, {:.3f}): on the segment v1-v2, {:.3f} of the way from v1",
-                         a, b, a * v1[0] + b * v2[0], a * v1[1] + b * v2[1], b));
-    rep.tolerance("|o2 - (P21 v1 + P22 v2)|",
-                  std::hypot(o2[0] - (a * v1[0] + b * v2[0]), o2[1] - (a * v1[1] + b * v2[1])), 1e-12);
-    const std::vector<double> p3 = row(causal.P, 2), o3 = row(causal.O, 2);
-    rep.value("row 3 weights: sum", p3[0] + p3[1] + p3[2], 1.0);
-    rep.value("row 3 weights: smallest (> 0: inside)", std::min({p3[0], p3[1], p3[2]}));
-    std::vector<double> dist;
-    for (const auto& vj : {v1, v2, v3}) dist.push_back(std::hypot(o3[0] - vj[0], o3[1] - vj[1]));
-    rep.values("distance from o3 to v1, v2, v3", dist);
-    const size_t nearest = static_cast<size_t>(std::min_element(dist.begin(), dist.end()) - dist.begin());
-    rep.fact("value nearest to o3", fmt::format("v{}", nearest + 1), std::string("v3"));
+      rep.section("the geometry");
+      const std::vector<double> v1 = row(in.V, 0), v2 = row(in.V, 1), v3 = row(in.V, 2);
+      const double a = causal.P.at({1, 0}), b = causal.P.at({1, 1});
+      const std::vector<double> o2 = row(causal.O, 1);
+      rep.text(fmt::format("  o2 = {:.3f} v1 + {:.3f} v2 = ({:.3f}, {:.3f}): on the segment v1-v2, {:.3f} of the way from v1",
+                           a, b, a * v1[0] + b * v2[0], a * v1[1] + b * v2[1], b));
+      rep.tolerance("|o2 - (P21 v1 + P22 v2)|",
+                    std::hypot(o2[0] - (a * v1[0] + b * v2[0]), o2[1] - (a * v1[1] + b * v2[1])), 1e-12);
+      const std::vector<double> p3 = row(causal.P, 2), o3 = row(causal.O, 2);
+      rep.value("row 3 weights: sum", p3[0] + p3[1] + p3[2], 1.0);
+      rep.value("row 3 weights: smallest (> 0: inside)", std::min({p3[0], p3[1], p3[2]}));
+      std::vector<double> dist;
+      for (const auto& vj : {v1, v2, v3}) dist.push_back(std::hypot(o3[0] - vj[0], o3[1] - vj[1]));
+      rep.values("distance from o3 to v1, v2, v3", dist);
+      const size_t nearest = static_cast<size_t>(std::min_element(dist.begin(), dist.end()) - dist.begin());
+      rep.fact("value nearest to o3", fmt::format("v{}", nearest + 1), std::string("v3"));
 
-    rep.section("without the mask");
-    forward_case(rep, open);
-    std::vector<double> p1 = row(open.P, 0), p2 = row(open.P, 1);
-    rep.values("row 1 weights", p1);
-    rep.values("row 2 weights", p2);
-    rep.tolerance("rows 1, 2 mirror: |P1[2,1,3] - P2|",
-                  std::max({std::abs(p1[1] - p2[0]), std::abs(p1[0] - p2[1]), std::abs(p1[2] - p2[2])}), 1e-15);
-    rep.values("o1", row(open.O, 0));
-    rep.values("o2 (differs: v1 and v2 differ)", row(open.O, 1));
-    rep.tolerance("row 3 unchanged: |P3 - P3 causal|", max_abs_diff(open.P.select(0, 2), causal.P.select(0, 2)), 1e-15);
-    rep.values("row 3 weights", row(open.P, 2), {0.248, 0.248, 0.503});
-    rep.values("o3", row(open.O, 2), {1.759, 2.007});
+      rep.section("without the mask");
+      forward_case(rep, kOpen, open);
+      std::vector<double> p1 = row(open.P, 0), p2 = row(open.P, 1);
+      rep.values("row 1 weights", p1);
+      rep.values("row 2 weights", p2);
+      rep.tolerance("rows 1, 2 mirror: |P1[2,1,3] - P2|",
+                    std::max({std::abs(p1[1] - p2[0]), std::abs(p1[0] - p2[1]), std::abs(p1[2] - p2[2])}), 1e-15);
+      rep.values("o1", row(open.O, 0));
+      rep.values("o2 (differs: v1 and v2 differ)", row(open.O, 1));
+      rep.tolerance("row 3 unchanged: |P3 - P3 causal|", max_abs_diff(open.P.select(0, 2), causal.P.select(0, 2)), 1e-15);
+      rep.values("row 3 weights", row(open.P, 2), {0.248, 0.248, 0.503});
+      rep.values("o3", row(open.O, 2), {1.759, 2.007});
 
-    rep.section("without the scale");
-    forward_case(rep, sharp);
-    rep.value("row 3: gap s33 - s31, scaled", causal.S.at({2, 2}) - causal.S.at({2, 0}), 0.707);
-    rep.value("row 3: gap s33 - s31, unscaled", sharp.S.at({2, 2}) - sharp.S.at({2, 0}), 1.0);
-    rep.value("row 3 weight on v3, scaled", causal.P.at({2, 2}), 0.503);
-    rep.value("row 3 weight on v3, unscaled", sharp.P.at({2, 2}), 0.576);
-    rep.values("o3, unscaled", row(sharp.O, 2), {1.940, 2.152});
+      rep.section("without the scale");
+      forward_case(rep, kSharp, sharp);
+      rep.value("row 3: gap s33 - s31, scaled", causal.S.at({2, 2}) - causal.S.at({2, 0}), 0.707);
+      rep.value("row 3: gap s33 - s31, unscaled", sharp.S.at({2, 2}) - sharp.S.at({2, 0}), 1.0);
+      rep.value("row 3 weight on v3, scaled", causal.P.at({2, 2}), 0.503);
+      rep.value("row 3 weight on v3, unscaled", sharp.P.at({2, 2}), 0.576);
+      rep.values("o3, unscaled", row(sharp.O, 2), {1.940, 2.152});
+    }
 
     // ---------------------------------------------------------------- the backward pass
-    const ThreeTokenVariant variant{.causal = !no_mask, .scaled = !no_scale};
     const ThreeTokenBackward bw = three_token_backward(variant, {}, {}, device);
     const AttentionTrace& t = bw.trace;
-    // Row 3 sees every key, so the mask changes nothing in this backward: the text's numbers hold
-    // for both scaled variants; without the scale they do not apply.
-    auto text = [&](std::vector<double> v) { return variant.scaled ? v : std::vector<double>{}; };
-    rep.section(fmt::format("backward of L = o_3,2 ({})", variant.name()));
-    rep.value("L = o_3,2", t.O.at({2, 1}), variant.scaled ? std::optional<double>(2.007) : std::nullopt);
+    // The text's backward numbers are for its scaled case (with or without the mask: see
+    // three_token_mask_effect); without the scale, or in another case, they do not apply.
+    const bool text_backward = text_case && variant.scaled;
+    auto text = [&](std::vector<double> v) { return text_backward ? v : std::vector<double>{}; };
+    const int64_t r = data.row;
+    const std::string Ls = data.loss_name(), ri = std::to_string(r + 1);
+    rep.section(fmt::format("backward of L = {} ({})", Ls, variant.name()));
+    rep.value("L = " + Ls, t.O.at({r, data.col}), text_backward ? std::optional<double>(2.007) : std::nullopt);
+    rep.text(fmt::format("  {}", three_token_mask_effect(variant, device)));
     rep.matrix("dO = dL/dO", t.dO, 0);
     rep.matrix("g = dP = dO Vᵀ", t.dP);
     rep.matrix("ḡ = D = rowsum(P ∘ dP)", t.D);
-    rep.value("ḡ3 (= L: the current average)", t.D.at({2, 0}), variant.scaled ? std::optional<double>(2.007) : std::nullopt);
+    rep.value(fmt::format("ḡ{} (= L: the current average)", ri), t.D.at({r, 0}),
+              text_backward ? std::optional<double>(2.007) : std::nullopt);
     rep.matrix("dS = P ∘ (g − ḡ)", t.dS);
-    rep.values("dS row 3", row(t.dS, 2), text({-0.498, -0.002, 0.500}));
-    rep.matrix("J3 = diag(p3) − p3 p3ᵀ (row 3's softmax Jacobian)", bw.J3);
-    rep.values("J3 · g3", bw.Jg3.to_vector(), text({-0.498, -0.002, 0.500}));
-    rep.tolerance("|J3 g3 − dS row 3|", max_abs_diff(bw.Jg3, t.dS.select(0, 2)), 1e-12);
+    rep.values("dS row " + ri, row(t.dS, r), text({-0.498, -0.002, 0.500}));
+    rep.matrix(fmt::format("J{0} = diag(p{0}) − p{0} p{0}ᵀ (row {0}'s softmax Jacobian)", ri), bw.J3);
+    rep.values(fmt::format("J{0} · g{0}", ri), bw.Jg3.to_vector(), text({-0.498, -0.002, 0.500}));
+    rep.tolerance(fmt::format("|J{0} g{0} − dS row {0}|", ri), max_abs_diff(bw.Jg3, t.dS.select(0, r)), 1e-12);
     rep.matrix("dQ = dS K · scale", t.dQ);
-    rep.values("dQ row 3", row(t.dQ, 2), text({0.001, 0.352}));
+    rep.values("dQ row " + ri, row(t.dQ, r), text({0.001, 0.352}));
     rep.matrix("dK = dSᵀ Q · scale", t.dK);
     rep.matrix("dV = Pᵀ dO", t.dV);
 
@@ -214,21 +332,17 @@ int main(int argc, char** argv) {
 
     rep.section("the tape of attention from primitive ops (backward walks it bottom to top)");
     for (const std::string& line : bw.tape_listing) rep.text("  " + line);
-    if (step) {
-      const bool pause = stdout_is_terminal();
-      rep.text(pause ? "Stepping through the backward: press Enter before each step."
-                     : "Stepping through the backward (stdout is not a terminal: no pauses).");
-      Stepper s{rep, pause};
-      three_token_backward(
-          variant, [&s](const BackwardStep& x) { s.before(x); }, [&s](const BackwardStep& x) { s.after(x); }, device);
-      rep.text(fmt::format("\n{} steps: the gradients now sit in Q.grad, K.grad and V.grad.", s.n));
-    } else {
-      rep.text(fmt::format("({} steps; run with --step to walk them one at a time)", bw.steps));
-    }
+    if (!step) rep.text(fmt::format("({} steps; run with --step to walk them one at a time, or --html FILE)", bw.steps));
 
     if (!graph.empty()) {
-      rep.section(fmt::format("the graph of L = o_3,2 ({}), drawn", variant.name()));
+      rep.section(fmt::format("the graph of L = {} ({}), drawn", Ls, variant.name()));
       write_graph(rep, graph, three_token_graph_dot(variant, device));
+    }
+    if (!html.empty()) {
+      rep.section(fmt::format("the page of the backward of L = {}", Ls));
+      write_html(html, three_token_html({kCausal, kOpen, kSharp}, fault, device));
+      rep.text(fmt::format("  wrote {}: open it in a browser (three variants{}; works offline)", html,
+                           fault == ThreeTokenFault::none ? "" : ", broken on purpose: " + fault_description(fault)));
     }
   });
 }

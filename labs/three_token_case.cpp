@@ -4,13 +4,153 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <limits>
+#include <sstream>
 #include <unordered_map>
 
 namespace hg::lab {
 
+namespace {
+
+// 12 -> "₁₂": the text writes indices as subscripts.
+std::string subscript(int64_t n) {
+  static const char* digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+  std::string s;
+  for (char c : std::to_string(n)) s += digits[c - '0'];
+  return s;
+}
+
+}  // namespace
+
+bool ThreeTokenData::is_text() const {
+  const ThreeTokenData text;
+  return Q == text.Q && K == text.K && V == text.V && row == text.row && col == text.col;
+}
+
+std::string ThreeTokenData::loss_name() const { return fmt::format("o{},{}", subscript(row + 1), subscript(col + 1)); }
+std::string ThreeTokenData::row_name() const { return fmt::format("o{}", subscript(row + 1)); }
+
+std::vector<double> parse_matrix(const std::string& flag, const std::string& text, int64_t& rows, int64_t& cols) {
+  std::vector<double> values;
+  rows = 0;
+  cols = -1;
+  std::stringstream by_row(text);
+  std::string line;
+  while (std::getline(by_row, line, ';')) {
+    std::stringstream by_col(line);
+    std::string cell;
+    int64_t n = 0;
+    while (std::getline(by_col, cell, ',')) {
+      size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(cell, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || cell.find_first_not_of(" \t", used) != std::string::npos || !std::isfinite(v))
+        fail(flag, "'{}' in row {} of '{}' is not a finite number; write rows of numbers, e.g. \"1,0;0,1;1,1\"", cell,
+             rows + 1, text);
+      values.push_back(v);
+      ++n;
+    }
+    if (cols >= 0 && n != cols)
+      fail(flag, "row {} of '{}' has {} numbers and row 1 has {}; every row needs as many, e.g. \"1,0;0,1;1,1\"",
+           rows + 1, text, n, cols);
+    cols = n;
+    ++rows;
+  }
+  if (rows == 0 || cols <= 0)
+    fail(flag, "'{}' holds no numbers; write rows of comma-separated numbers, e.g. \"1,0;0,1;1,1\"", text);
+  if (rows > 16 || cols > 16)
+    fail(flag, "'{}' is ({}, {}); the lab prints every matrix, so keep to 16 rows and 16 columns", text, rows, cols);
+  return values;
+}
+
+void parse_loss(const std::string& text, ThreeTokenData& data) {
+  int64_t i = 0, j = 0;
+  bool ok = text.size() >= 3 && text[0] == 'o';
+  if (ok) {
+    const std::string rest = text.substr(1);
+    const size_t comma = rest.find(',');
+    try {
+      if (comma != std::string::npos) {
+        size_t a = 0, b = 0;
+        i = std::stoll(rest.substr(0, comma), &a);
+        j = std::stoll(rest.substr(comma + 1), &b);
+        ok = a == comma && b == rest.size() - comma - 1;
+      } else {
+        ok = rest.size() == 2 && std::isdigit(static_cast<unsigned char>(rest[0])) &&
+             std::isdigit(static_cast<unsigned char>(rest[1]));
+        i = rest[0] - '0';
+        j = rest[1] - '0';
+      }
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  if (!ok) fail("--loss", "'{}' is not an entry of O; write o<row><column> from 1, as the text writes o₃,₂: o32, o21, or o3,2", text);
+  if (i < 1 || i > data.T || j < 1 || j > data.d_v)
+    fail("--loss", "'{}' is outside O, which is ({}, {}); rows run 1 to {}, columns 1 to {}", text, data.T, data.d_v,
+         data.T, data.d_v);
+  data.row = i - 1;
+  data.col = j - 1;
+}
+
+ThreeTokenFault parse_fault(const std::string& name) {
+  for (ThreeTokenFault f : {ThreeTokenFault::dS, ThreeTokenFault::dK, ThreeTokenFault::scale, ThreeTokenFault::dV})
+    if (name == fault_name(f)) return f;
+  fail("--break", "'{}' is not a fault the lab can build in; choose one of: dS ({}), dK ({}), scale ({}), dV ({})", name,
+       fault_description(ThreeTokenFault::dS), fault_description(ThreeTokenFault::dK),
+       fault_description(ThreeTokenFault::scale), fault_description(ThreeTokenFault::dV));
+}
+
+std::string fault_name(ThreeTokenFault f) {
+  switch (f) {
+    case ThreeTokenFault::none: return "none";
+    case ThreeTokenFault::dS: return "dS";
+    case ThreeTokenFault::dK: return "dK";
+    case ThreeTokenFault::scale: return "scale";
+    case ThreeTokenFault::dV: return "dV";
+  }
+  return "?";
+}
+
+std::string fault_description(ThreeTokenFault f) {
+  switch (f) {
+    case ThreeTokenFault::none: return "no fault";
+    case ThreeTokenFault::dS: return "the row rule without −ḡ: dS = P ∘ dP";
+    case ThreeTokenFault::dK: return "dK without the transpose: dK = dS Q instead of dSᵀ Q";
+    case ThreeTokenFault::scale: return "the scale's backward forgotten: d(QKᵀ) = d(QKᵀ/√d_k)";
+    case ThreeTokenFault::dV: return "dV without the transpose: dV = P dO instead of Pᵀ dO";
+  }
+  return "?";
+}
+
 std::string ThreeTokenVariant::name() const {
   return fmt::format("{}, {}", causal ? "causal" : "no mask", scaled ? "scaled by 1/√d_k" : "unscaled");
+}
+
+std::string ThreeTokenVariant::scores_label() const {
+  if (causal && scaled) return "scores, scaled and masked";
+  if (scaled) return "scores, scaled, no mask";
+  if (causal) return "scores, masked, not scaled";
+  return "scores, neither scaled nor masked";
+}
+
+std::string ThreeTokenVariant::scores_name() const { return (scaled || causal) ? "QKᵀ" : "S"; }
+std::string ThreeTokenVariant::scaled_name() const { return causal ? "QKᵀ/√d_k" : "S"; }
+
+std::string fault_step_output(ThreeTokenFault f, const ThreeTokenVariant& v) {
+  switch (f) {
+    case ThreeTokenFault::none: return "";
+    case ThreeTokenFault::dS: return "P";
+    case ThreeTokenFault::dK: return v.scores_name();
+    case ThreeTokenFault::scale: return v.scaled ? v.scaled_name() : "";
+    case ThreeTokenFault::dV: return "O";
+  }
+  return "";
 }
 
 AttentionOptions ThreeTokenVariant::options() const {
@@ -20,36 +160,48 @@ AttentionOptions ThreeTokenVariant::options() const {
   return o;
 }
 
-ThreeTokenInputs three_token_inputs(Device device) {
+ThreeTokenInputs three_token_inputs(Device device, const ThreeTokenData& data) {
   // Moved before requires_grad_, so each is a leaf on the device (no to_device entry on the tape).
-  auto leaf = [device](const std::vector<double>& values, const std::string& name) {
-    Tensor t = tensor(values, {3, 2}, DType::f64).to(device);
+  auto leaf = [device](const std::vector<double>& values, int64_t cols, const std::string& name) {
+    Tensor t = tensor(values, {static_cast<int64_t>(values.size()) / cols, cols}, DType::f64).to(device);
     t.requires_grad_().set_name(name);
     return t;
   };
   ThreeTokenInputs in;
-  in.Q = leaf({1, 0, 0, 1, 1, 1}, "Q");
-  in.K = leaf({1, 0, 0, 1, 1, 1}, "K");
-  in.V = leaf({1, 0, 0, 2, 3, 3}, "V");
+  in.Q = leaf(data.Q, data.d_k, "Q");
+  in.K = leaf(data.K, data.d_k, "K");
+  in.V = leaf(data.V, data.d_v, "V");
   return in;
 }
 
-Tensor three_token_dO(Device device) {
-  Tensor dO = zeros({3, 2}, DType::f64);
-  dO.set_at({2, 1}, 1.0);  // L = o_{3,2}: dL/dO is 1 there and 0 elsewhere (written on the CPU)
+Tensor three_token_dO(Device device, const ThreeTokenData& data) {
+  Tensor dO = zeros({data.T, data.d_v}, DType::f64);
+  dO.set_at({data.row, data.col}, 1.0);  // L = O[row][col]: dL/dO is 1 there and 0 elsewhere (written on the CPU)
   return dO.to(device);
 }
 
 AttentionTrace three_token_trace(const ThreeTokenVariant& v, Device device) {
-  ThreeTokenInputs in = three_token_inputs(device);
+  ThreeTokenInputs in = three_token_inputs(device, v.data);
   NoGradGuard ng;
-  return attention_trace(in.Q.detach(), in.K.detach(), in.V.detach(), three_token_dO(device), v.options());
+  return attention_trace(in.Q.detach(), in.K.detach(), in.V.detach(), three_token_dO(device, v.data), v.options());
 }
 
-Tensor three_token_scores(Device device) {
-  ThreeTokenInputs in = three_token_inputs(device);
+Tensor three_token_scores(Device device, const ThreeTokenData& data) {
+  ThreeTokenInputs in = three_token_inputs(device, data);
   NoGradGuard ng;
-  return matmul(in.Q.detach(), in.K.detach().transpose(0, 1));  // (3, 3)
+  return matmul(in.Q.detach(), in.K.detach().transpose(0, 1));  // (T, T)
+}
+
+StepAnswer step_prompt(std::istream& in, std::ostream& out) {
+  out << "   [Enter: run this step's backward, q: quit] " << std::flush;
+  std::string line;
+  if (!std::getline(in, line)) {
+    out << "\n   (end of input: the remaining steps print without pausing)\n" << std::flush;
+    return StepAnswer::end_of_input;
+  }
+  line.erase(0, line.find_first_not_of(" \t"));
+  line.erase(line.find_last_not_of(" \t\r") + 1);
+  return line == "q" || line == "quit" || line == "Q" ? StepAnswer::quit : StepAnswer::next;
 }
 
 double Ways::max_diff() const {
@@ -77,41 +229,113 @@ struct PrimitiveGraph {
   std::vector<Tensor> named;
 };
 
-PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v, Device device) {
+// A tensor to put in the graph in place of the one of that name (central differences of L with
+// respect to an intermediate: the page's finite-difference column). Empty name: none.
+struct Replacement {
+  std::string name;
+  Tensor value;
+};
+
+// The faulty twins of three primitive ops, for the page's "break it" mode: each computes the same
+// forward, records one node under a name that says it is broken, and sends back a wrong gradient.
+// (BackwardFn: incoming gradients, saved tensors -> one gradient per input.)
+Tensor recorded_faulty(const std::string& op, const std::vector<Tensor>& inputs, Tensor out,
+                       std::vector<SavedTensor> saved, BackwardFn backward) {
+  record(op, inputs, {out}, std::move(saved), std::move(backward));
+  return out;
+}
+
+// softmax with dS = P ∘ dP: the row rule without its −ḡ.
+Tensor softmax_without_gbar(const Tensor& S) {
+  Tensor P;
+  {
+    NoGradGuard ng;
+    P = softmax(S, -1);
+  }
+  return recorded_faulty("softmax (broken: no −ḡ)", {S}, P, {save(P, "output")},
+                         [](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+                           return std::vector<Tensor>{mul(sv[0], g[0])};
+                         });
+}
+
+// a b with a wrong gradient for b: `transpose_db` sends (Qᵀ dX)'s transpose's twin aᵀ dXᵀ (dK =
+// dS a, not dSᵀ a); otherwise (for O = P V) db = a dO, not aᵀ dO.
+Tensor matmul_faulty(const Tensor& a, const Tensor& b, bool transpose_db) {
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = matmul(a, b);
+  }
+  return recorded_faulty(transpose_db ? "matmul (broken: dK untransposed)" : "matmul (broken: dV = P dO)", {a, b}, out,
+                         {save(a, "left operand a"), save(b, "right operand b")},
+                         [transpose_db](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+                           const Tensor da = matmul(g[0], sv[1].transpose(0, 1));
+                           const Tensor db = transpose_db ? matmul(sv[0].transpose(0, 1), g[0].transpose(0, 1))
+                                                          : matmul(sv[0], g[0]);
+                           return std::vector<Tensor>{da, db};
+                         });
+}
+
+// x · c whose backward forgets c.
+Tensor scale_forgotten(const Tensor& x, double c) {
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = mul(x, c);
+  }
+  return recorded_faulty("mul (broken: scale forgotten)", {x}, out, {},
+                         [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return std::vector<Tensor>{g[0]}; });
+}
+
+PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v, Device device,
+                               ThreeTokenFault fault = ThreeTokenFault::none, const Replacement& swap = {}) {
   PrimitiveGraph g;
-  auto name = [&g](Tensor t, const std::string& label, const std::string& rule) {
+  auto name = [&](Tensor t, const std::string& label, const std::string& rule) {
+    if (label == swap.name) t = swap.value.to(device);  // for central differences through this tensor
     t.set_name(label);
     g.names[t.id()] = {label, rule};
     g.named.push_back(t);
     return t;
   };
-  for (const Tensor& t : {in.Q, in.K, in.V}) g.names[t.id()] = {t.name(), ""};
-  const std::string scores_name = (v.scaled || v.causal) ? "QKᵀ" : "S";
-  const std::string scaled_name = v.causal ? "QKᵀ/√d_k" : "S";
+  Tensor Q = in.Q, K = in.K, V = in.V;
+  for (Tensor* t : {&Q, &K, &V})
+    if (t->name() == swap.name) *t = swap.value.to(device).set_name(swap.name);
+  for (const Tensor& t : {Q, K, V}) g.names[t.id()] = {t.name(), ""};
+  const std::string scores_name = v.scores_name(), scaled_name = v.scaled_name();
+  const ThreeTokenData& d = v.data;
 
-  Tensor Kt = name(in.K.transpose(0, 1), "Kᵀ", "Kᵀ is K read transposed  →  dK = (d(Kᵀ))ᵀ");
-  Tensor x = name(matmul(in.Q, Kt), scores_name,
-                  fmt::format("{0} = Q Kᵀ  →  dQ = d({0}) K,  d(Kᵀ) = Qᵀ d({0})", scores_name));  // (3, 3)
-  if (v.scaled)
-    x = name(mul(x, 1.0 / std::sqrt(2.0)), scaled_name,
+  Tensor Kt = name(K.transpose(0, 1), "Kᵀ", "Kᵀ is K read transposed  →  dK = (d(Kᵀ))ᵀ");
+  Tensor x = name(fault == ThreeTokenFault::dK ? matmul_faulty(Q, Kt, true) : matmul(Q, Kt), scores_name,
+                  fmt::format("{0} = Q Kᵀ  →  dQ = d({0}) K,  d(Kᵀ) = Qᵀ d({0})", scores_name));  // (T, T)
+  if (v.scaled) {
+    const double c = 1.0 / std::sqrt(static_cast<double>(d.d_k));
+    x = name(fault == ThreeTokenFault::scale ? scale_forgotten(x, c) : mul(x, c), scaled_name,
              fmt::format("{} = QKᵀ · (1/√d_k)  →  d(QKᵀ) = d({}) / √d_k", scaled_name, scaled_name));
+  }
   if (v.causal) {
     std::vector<bool> future;  // true above the diagonal: key j > query i
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) future.push_back(j > i);
+    for (int64_t i = 0; i < d.T; ++i)
+      for (int64_t j = 0; j < d.T; ++j) future.push_back(j > i);
     const std::string unmasked = x.name();
-    Tensor mask = bool_tensor(future, {3, 3}).to(device);
+    Tensor mask = bool_tensor(future, {d.T, d.T}).to(device);
     mask.set_name("future");
     g.names[mask.id()] = {"future", ""};
     x = name(masked_fill(x, mask, -std::numeric_limits<double>::infinity()), "S",
              fmt::format("S = {0} with the future set to −inf  →  d({0}) = dS, 0 where masked", unmasked));
   }
   g.S = x;
-  g.P = name(softmax(g.S, -1), "P",
+  g.P = name(fault == ThreeTokenFault::dS ? softmax_without_gbar(g.S) : softmax(g.S, -1), "P",
              "P = softmax(S) by rows  →  dS = P ∘ (dP − rowsum(P ∘ dP)),  i.e. dS_ij = P_ij (g_ij − ḡ_i)");
-  Tensor O = name(matmul(g.P, in.V), "O", "O = P V  →  dP = dO Vᵀ  (= g),  dV = Pᵀ dO");  // (3, 2)
-  Tensor o3 = name(O.select(0, 2), "o₃", "o₃ = row 3 of O  →  dO = zeros, with row 3 = d(o₃)");
-  g.L = name(o3.select(0, 1), "L", "L = o₃,₂ (the second component)  →  d(o₃) = (0, 1)");
+  Tensor O = name(fault == ThreeTokenFault::dV ? matmul_faulty(g.P, V, false) : matmul(g.P, V), "O",
+                  "O = P V  →  dP = dO Vᵀ  (= g),  dV = Pᵀ dO");  // (T, d_v)
+  const std::string o_i = d.row_name();
+  Tensor oi = name(O.select(0, d.row), o_i, fmt::format("{} = row {} of O  →  dO = zeros, with row {} = d({})", o_i,
+                                                          d.row + 1, d.row + 1, o_i));
+  std::vector<std::string> unit;  // d(o_i) = (0, 1) in the text: a 1 at L's column
+  for (int64_t j = 0; j < d.d_v; ++j) unit.push_back(j == d.col ? "1" : "0");
+  g.L = name(oi.select(0, d.col), "L",
+             fmt::format("L = {} (column {} of {})  →  d({}) = ({})", d.loss_name(), d.col + 1, o_i, o_i,
+                         fmt::join(unit, ", ")));
   return g;
 }
 
@@ -162,14 +386,14 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
   r.trace = three_token_trace(v, device);
   {
     NoGradGuard ng;
-    r.J3 = softmax_jacobian(r.trace.P.select(0, 2));       // (3, 3)
-    r.Jg3 = matmul(r.J3, r.trace.dP.select(0, 2));         // (3,)
+    r.J3 = softmax_jacobian(r.trace.P.select(0, v.data.row));  // (T, T)
+    r.Jg3 = matmul(r.J3, r.trace.dP.select(0, v.data.row));    // (T,)
   }
 
   // 2. The tape of the fused op: L = attention(Q, K, V)[3][2]; L.backward().
   {
-    ThreeTokenInputs in = three_token_inputs(device);
-    Tensor L = attention(in.Q, in.K, in.V, opts).index({2, 1});
+    ThreeTokenInputs in = three_token_inputs(device, v.data);
+    Tensor L = attention(in.Q, in.K, in.V, opts).index({v.data.row, v.data.col});
     L.backward();
     r.dQ.tape = in.Q.grad();
     r.dK.tape = in.K.grad();
@@ -179,22 +403,23 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
   // 3. Finite differences of L, one input at a time (and of L as a function of S, for dS). The
   //    nudges are element writes, so they happen on CPU copies; L is evaluated on the device.
   {
-    ThreeTokenInputs in = three_token_inputs();  // on the CPU
-    TensorFn f = [opts, device](const std::vector<Tensor>& x) {
-      return attention(x[0].to(device), x[1].to(device), x[2].to(device), opts).index({2, 1});
+    ThreeTokenInputs in = three_token_inputs(Device::cpu, v.data);
+    const int64_t row = v.data.row, col = v.data.col;
+    TensorFn f = [opts, device, row, col](const std::vector<Tensor>& x) {
+      return attention(x[0].to(device), x[1].to(device), x[2].to(device), opts).index({row, col});
     };
     r.dQ.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 0);
     r.dK.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 1);
     r.dV.numeric = numeric_gradient(f, {in.Q, in.K, in.V}, 2);
-    TensorFn fs = [device](const std::vector<Tensor>& x) {
-      return matmul(softmax(x[0].to(device), -1), x[1].to(device)).index({2, 1});
+    TensorFn fs = [device, row, col](const std::vector<Tensor>& x) {
+      return matmul(softmax(x[0].to(device), -1), x[1].to(device)).index({row, col});
     };
     r.dS.numeric = numeric_gradient(fs, {r.trace.S.to(Device::cpu), in.V.detach()}, 0);  // masked stay −inf: 0
   }
 
   // 4. The primitive graph, walked with an observer: its softmax entry hands out dS.
   {
-    ThreeTokenInputs in = three_token_inputs(device);
+    ThreeTokenInputs in = three_token_inputs(device, v.data);
     PrimitiveGraph g = primitive_graph(in, v, device);
     const std::vector<std::shared_ptr<Node>> tape = tape_of(g.L);
     for (size_t i = 0; i < tape.size(); ++i) r.tape_listing.push_back(entry_line(i, *tape[i], g));
@@ -223,13 +448,73 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
   return r;
 }
 
+std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device) {
+  ThreeTokenVariant other = v;
+  other.causal = !v.causal;
+  const AttentionTrace a = three_token_trace(v, device), b = three_token_trace(other, device);
+  const double moved =
+      std::max({max_abs_diff(a.dQ, b.dQ), max_abs_diff(a.dK, b.dK), max_abs_diff(a.dV, b.dV)});
+  const ThreeTokenData& d = v.data;
+  if (moved < 1e-12)
+    return fmt::format("the mask changes nothing in this backward (|dQ, dK, dV with − without| = {:.1e}): L = {} is in "
+                       "row {}, {}",
+                       moved, d.loss_name(), d.row + 1,
+                       d.row == d.T - 1 ? "the last query, which sees every key with or without the mask; "
+                                          "--loss o21 puts L in a row the mask reaches"
+                                        : "and the keys the mask hides from that row carry no weight here");
+  return fmt::format("the mask changes this backward (largest change in dQ, dK, dV: {:.3f}): row {} sees keys 1 to {} "
+                     "under the mask, all {} without it",
+                     moved, d.row + 1, d.row + 1, d.T);
+}
+
 std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device) {
-  ThreeTokenInputs in = three_token_inputs(device);
+  ThreeTokenInputs in = three_token_inputs(device, v.data);
   PrimitiveGraph g = primitive_graph(in, v, device);
   BackwardOptions bo;
   bo.retain_graph = true;  // the picture shows what each node saved, not "freed by backward"
   backward(g.L, Tensor(), bo);
   return to_dot(g.L);
+}
+
+std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault, Device device) {
+  std::vector<HtmlVariant> pages;
+  std::vector<PrimitiveGraph> keep;  // the graphs' named tensors stay alive until the page is written
+  keep.reserve(variants.size());
+  for (const ThreeTokenVariant& v : variants) {
+    ThreeTokenInputs in = three_token_inputs(device, v.data);
+    keep.push_back(primitive_graph(in, v, device, fault));
+    PrimitiveGraph& g = keep.back();
+    HtmlOptions o;
+    o.title = fmt::format("backward of L = {}", v.data.loss_name());
+    o.intro = fmt::format("The primitive graph of L = {} ({}), walked by backward from the last tape entry to the first. "
+                          "Each outgoing gradient sits beside its float64 central difference.",
+                          v.data.loss_name(), v.name());
+    o.intro += fmt::format(" In this case {}.", three_token_mask_effect(v, device));
+    if (fault != ThreeTokenFault::none)
+      o.intro += fmt::format(" Broken on purpose: {}. The checks turn red at that step and at every step after it "
+                             "that depends on it: what gradcheck exists to catch.",
+                             fault_description(fault));
+    for (const auto& [id, n] : g.names)
+      if (!n.rule.empty()) o.rules[n.label] = n.rule;
+    // Central differences through any named tensor: rebuild the (correct) graph with it replaced.
+    o.recompute = [v, device](const std::string& name, const Tensor& value) {
+      NoGradGuard ng;
+      ThreeTokenInputs fresh = three_token_inputs(device, v.data);
+      PrimitiveGraph h = primitive_graph(fresh, v, device, ThreeTokenFault::none, {name, value});
+      const bool known = name == "Q" || name == "K" || name == "V" ||
+                         std::any_of(h.names.begin(), h.names.end(), [&](const auto& e) { return e.second.label == name; });
+      return known ? h.L : Tensor();
+    };
+    if (v.data.is_text() && v.scaled) {  // the text's printed numbers, where its case applies
+      const double nan = std::nan("");
+      o.text_values["S"] = {nan, nan, nan, nan, nan, nan, -0.498, -0.002, 0.500};
+      o.text_values["Q"] = {nan, nan, nan, nan, 0.001, 0.352};
+    }
+    std::string name = v.name();
+    if (fault != ThreeTokenFault::none) name += " (broken: " + fault_name(fault) + ")";
+    pages.push_back({name, g.L, o});
+  }
+  return to_html(pages, fmt::format("three tokens: the backward of L = {}, step by step", variants.at(0).data.loss_name()));
 }
 
 }  // namespace hg::lab

@@ -13,6 +13,7 @@
 // input to the device to evaluate L there; their results (Ways::numeric) live on the CPU.
 #pragma once
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -21,27 +22,70 @@
 
 namespace hg::lab {
 
+// The example's numbers: the text's by default; `three_token --q/--k/--v/--loss` change them so a
+// learner can make cases of their own (say, a loss in a row the mask reaches).
+struct ThreeTokenData {
+  std::vector<double> Q = {1, 0, 0, 1, 1, 1}, K = {1, 0, 0, 1, 1, 1}, V = {1, 0, 0, 2, 3, 3};  // row-major
+  int64_t T = 3, d_k = 2, d_v = 2;  // Q, K: (T, d_k); V: (T, d_v)
+  int64_t row = 2, col = 1;         // L = O[row][col], 0-based: the text's o₃,₂
+  bool is_text() const;             // the text's matrices and loss: its printed numbers apply
+  std::string loss_name() const;    // "o₃,₂"
+  std::string row_name() const;     // "o₃", the row of O that L is in
+};
+
+// A matrix written as rows of comma-separated numbers, "1,0;0,1;1,1" -> {1,0,0,1,1,1} of (3, 2).
+// Throws hg::Error naming `flag` and saying what to write for text that is not such a matrix.
+std::vector<double> parse_matrix(const std::string& flag, const std::string& text, int64_t& rows, int64_t& cols);
+// "o21" or "o2,1" (1-based, as the text writes o₃,₂) -> data.row, data.col; throws hg::Error naming
+// --loss and the shape of O when the entry is not one of O's.
+void parse_loss(const std::string& text, ThreeTokenData& data);
+
+// A backward deliberately wrong, for the page's "break it" mode: the finite-difference column
+// turns red at the step named and at every step after it that depends on it.
+enum class ThreeTokenFault {
+  none,
+  dS,     // the row rule without −ḡ: dS = P ∘ dP (softmax's step)
+  dK,     // dK without the transpose: dK = dS Q instead of dSᵀ Q (the step of Q Kᵀ)
+  scale,  // the scale's backward forgotten: d(QKᵀ) = d(QKᵀ/√d_k) (the scale's step)
+  dV,     // dV = P dO instead of Pᵀ dO (the step of O = P V)
+};
+// "dS", "dK", "scale", "dV" -> the fault; throws hg::Error listing the names for any other.
+ThreeTokenFault parse_fault(const std::string& name);
+std::string fault_name(ThreeTokenFault f);         // "dS", ...
+std::string fault_description(ThreeTokenFault f);  // "the row rule without −ḡ: dS = P ∘ dP"
+
 // The text's case is causal and scaled; the lab also runs it without the mask and without the scale.
 struct ThreeTokenVariant {
   bool causal = true;
   bool scaled = true;
+  ThreeTokenData data = {};
   std::string name() const;  // "causal, scaled by 1/√d_k", ...
+  // What S is in this variant, for its label: "scores, scaled and masked", "scores, scaled, no mask", ...
+  std::string scores_label() const;
+  // The names the primitive graph gives Q Kᵀ and its scaled value ("QKᵀ", "QKᵀ/√d_k"; the last
+  // of the chain before softmax is always "S").
+  std::string scores_name() const;
+  std::string scaled_name() const;
   AttentionOptions options() const;
 };
 
-struct ThreeTokenInputs {
-  Tensor Q, K, V;  // (3, 2) float64 leaves on the device that require grad, named "Q", "K", "V"
-};
-// Fresh leaves each call (Q and K equal but separate).
-ThreeTokenInputs three_token_inputs(Device device = Device::cpu);
+// The name of the tensor whose step the fault breaks first ("P": the softmax step, whose output
+// is P), or "" for a fault the variant has no step for (scale, unscaled).
+std::string fault_step_output(ThreeTokenFault f, const ThreeTokenVariant& v);
 
-// dL/dO for L = o_{3,2}: a single 1 at row 3, column 2.  (3, 2)
-Tensor three_token_dO(Device device = Device::cpu);
+struct ThreeTokenInputs {
+  Tensor Q, K, V;  // (T, d_k), (T, d_k), (T, d_v) float64 leaves on the device that require grad, named "Q", "K", "V"
+};
+// Fresh leaves each call (Q and K equal but separate in the text's case).
+ThreeTokenInputs three_token_inputs(Device device = Device::cpu, const ThreeTokenData& data = {});
+
+// dL/dO for L = O[row][col]: a single 1 there.  (T, d_v)
+Tensor three_token_dO(Device device = Device::cpu, const ThreeTokenData& data = {});
 
 // Forward and the formula backward of one variant: S, P, O, dP (= g), D (= ḡ), dS, dQ, dK, dV.
 AttentionTrace three_token_trace(const ThreeTokenVariant& v, Device device = Device::cpu);
-// The raw scores Q Kᵀ, before scale and mask.  (3, 3)
-Tensor three_token_scores(Device device = Device::cpu);
+// The raw scores Q Kᵀ, before scale and mask.  (T, T)
+Tensor three_token_scores(Device device = Device::cpu, const ThreeTokenData& data = {});
 
 // One gradient computed by every method, and the largest disagreement between any two.
 struct Ways {
@@ -64,11 +108,17 @@ struct BackwardStep {
 };
 using StepHook = std::function<void(const BackwardStep&)>;
 
+// What the learner answers at a --step pause. The prompt goes to `out`; one line is read from
+// `in`: "q" (or "quit") quits, anything else (Enter) runs the step. At end of input (Ctrl-D,
+// < /dev/null) the prompt's line is ended, so what follows does not run into it.
+enum class StepAnswer { next, quit, end_of_input };
+StepAnswer step_prompt(std::istream& in, std::ostream& out);
+
 struct ThreeTokenBackward {
   ThreeTokenVariant variant;
   AttentionTrace trace;  // the formula's every intermediate
-  Tensor J3;             // softmax Jacobian of row 3's weights, diag(p) − p pᵀ  (3, 3)
-  Tensor Jg3;            // J3 · g3, which the row rule says equals dS row 3  (3,)
+  Tensor J3;             // softmax Jacobian of the weights of L's row (row 3 in the text), diag(p) − p pᵀ  (T, T)
+  Tensor Jg3;            // J3 · g3, which the row rule says equals that row of dS  (T,)
   Ways dS, dQ, dK, dV;   // dS: formula, tape (primitive graph's softmax entry), numeric
   std::vector<std::string> tape_listing;  // the primitive graph's entries, in recording order
   size_t steps = 0;                       // entries the backward visited
@@ -80,9 +130,20 @@ struct ThreeTokenBackward {
 ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHook& before = {},
                                         const StepHook& after = {}, Device device = Device::cpu);
 
+// Whether the mask changes the backward of `v` (compared with the same case with the mask
+// flipped), and why, in a sentence: "the mask changes nothing in this backward (...): L = o₃,₂ is
+// in row 3, the last query, which sees every key with or without the mask; ...".
+std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device = Device::cpu);
+
 // The primitive graph of L = o₃,₂ drawn in Graphviz's DOT (to_dot), after a backward with
 // retain_graph: every tensor by its name, each node with what it saved, the leaves Q, K, V
 // with their gradients' shapes. What `three_token --graph FILE.dot` writes.
 std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device = Device::cpu);
+
+// The page of `three_token --html`: the primitive graph of each variant (to_html), with the
+// text's formula at each step, finite differences of every named tensor, the text's numbers
+// where they apply, and `fault` built into each variant's backward.
+std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault,
+                             Device device = Device::cpu);
 
 }  // namespace hg::lab

@@ -82,7 +82,7 @@ TEST_CASE("to_dot: a box per tape entry in tape order, its op and saved tensors,
   size_t inputs = 0;
   for (size_t i = 0; i < tape.size(); ++i) {
     CHECK(contains(dot, fmt::format("#{} {}", i, tape[i]->op)));  // numbered as tape_str numbers them
-    for (const SavedTensor& s : tape[i]->saved) CHECK(contains(dot, "saves " + s.what));
+    for (const SavedTensor& s : tape[i]->saved) CHECK(contains(dot, s.what));  // "saves w (right operand b)"
     inputs += tape[i]->inputs.size();
   }
   CHECK(count_edges(dot) == inputs);
@@ -95,6 +95,7 @@ TEST_CASE("to_dot: a box per tape entry in tape order, its op and saved tensors,
   CHECK(contains(dot, "label=\"w (3, 2) float64\"]"));
   CHECK(contains(dot, "c\\\"quoted\\\\ (2, 2) float64\\nconstant"));
   CHECK(contains(dot, "style=\"rounded,dashed\""));
+  CHECK(contains(dot, "saves w (right operand b)\\nsaves a (left operand a)"));  // saved tensors by their names
   CHECK(!contains(dot, "grad ("));  // no backward yet
   CHECK(!contains(dot, "freed"));
 
@@ -140,6 +141,8 @@ TEST_CASE("to_dot of the three-token lab's primitive graph: every tape entry, ev
   CHECK(contains(dot, "\\nP (3, 3) float64"));
   CHECK(contains(dot, "\\nL () float64"));
   CHECK(contains(dot, "future (3, 3) bool\\nconstant"));
+  // What a node saved, by the text's names where they exist (O = P V keeps P and V).
+  CHECK(contains(dot, "saves V (right operand b)\\nsaves P (left operand a)"));
   CHECK(!contains(dot, "freed"));  // drawn after a backward with retain_graph
   check_graphviz_reads(dot, "handgrad_test_dot_three_token");
 }

@@ -105,8 +105,8 @@ void bind_tensor(nb::module_& m) {
       .def("view", [](const hg::Tensor& t, nb::args shape) { return t.view(shape_of(shape)); })
       .def("reshape", [](const hg::Tensor& t, nb::args shape) { return t.reshape(shape_of(shape)); })
       .def("permute", [](const hg::Tensor& t, nb::args dims) { return t.permute(shape_of(dims)); })
-      .def("transpose", &hg::Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"))
-      .def("unsqueeze", &hg::Tensor::unsqueeze, nb::arg("dim"))
+      .def("transpose", [](const hg::Tensor& t, int64_t d0, int64_t d1) { return t.transpose(d0, d1); }, nb::arg("dim0"), nb::arg("dim1"))
+      .def("unsqueeze", [](const hg::Tensor& t, int64_t d) { return t.unsqueeze(d); }, nb::arg("dim"))
       .def("squeeze", [](const hg::Tensor& t, std::optional<int64_t> d) {
         if (d) return t.shape()[hg::wrap_dim("squeeze", *d, t.dim())] == 1 ? t.squeeze(*d) : t;
         hg::Tensor out = t;  // every dimension of size 1, from the last (PyTorch's squeeze())
@@ -114,10 +114,11 @@ void bind_tensor(nb::module_& m) {
           if (t.shape()[i] == 1) out = out.squeeze(i);
         return out;
       }, nb::arg("dim") = nb::none())
-      .def("select", &hg::Tensor::select, nb::arg("dim"), nb::arg("index"))
-      .def("_slice", &hg::Tensor::slice, nb::arg("dim"), nb::arg("start"), nb::arg("end"), nb::arg("step"))
-      .def("contiguous", &hg::Tensor::contiguous)
-      .def("clone", &hg::Tensor::clone)
+      .def("select", [](const hg::Tensor& t, int64_t d, int64_t i) { return t.select(d, i); }, nb::arg("dim"), nb::arg("index"))
+      .def("_slice", [](const hg::Tensor& t, int64_t d, int64_t a, int64_t b, int64_t s) { return t.slice(d, a, b, s); },
+           nb::arg("dim"), nb::arg("start"), nb::arg("end"), nb::arg("step"))
+      .def("contiguous", [](const hg::Tensor& t) { return t.contiguous(); })
+      .def("clone", [](const hg::Tensor& t) { return t.clone(); })
       .def("detach", &hg::Tensor::detach)
       // conversions
       .def("to", [](const hg::Tensor& t, hg::DType d) { return t.to(d); }, nb::arg("dtype"))

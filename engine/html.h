@@ -1,0 +1,56 @@
+// engine/html.h — a backward pass as one self-contained HTML page, to step through in a browser.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/tensor.h"
+
+namespace hg {
+
+struct HtmlOptions {
+  std::string title = "backward pass";
+  std::string intro;  // a paragraph above the step control (plain text)
+  // For the finite-difference column: the scalar root recomputed with the tensor named `name` (a
+  // leaf, or an intermediate the caller named) replaced by `value` (a float64 CPU tensor of its
+  // shape). Return an undefined Tensor for a name it cannot replace ("not checked" on the page).
+  // Left empty, the page has no finite differences.
+  std::function<Tensor(const std::string& name, const Tensor& value)> recompute;
+  int64_t check_limit = 64;  // tensors with more elements say "not checked (N elements)"
+  int64_t table_limit = 48;  // matrices with more elements are drawn as heatmaps (values on hover)
+  double eps = 1e-6, atol = 1e-5, rtol = 1e-3;  // central differences and their tolerance
+  // The formula of a step, in the text's notation, keyed by the name of the step's first output
+  // ("P" -> "dS = P ∘ (dP − ḡ)"). A step without one shows its op's name only.
+  std::map<std::string, std::string> rules;
+  // The text's numbers for a gradient, keyed by the tensor's name ("S" for dL/dS), one per
+  // element in row-major order, NaN where the text prints none.
+  std::map<std::string, std::vector<double>> text_values;
+};
+
+// One graph on the page; several make variants the page can switch between.
+struct HtmlVariant {
+  std::string name;  // "causal, scaled by 1/√d_k"
+  Tensor root;       // a scalar result whose graph is still there (not yet walked by backward)
+  HtmlOptions options;
+};
+
+// The page: the graph (to_dot rendered by Graphviz's dot when it is on PATH; otherwise the tape
+// as a list), each node clickable (op, call site, inputs' and outputs' shapes and values, what its
+// backward saved); a step control (buttons, ← and → keys) walking the backward one tape entry at a
+// time, last to first; at each step the incoming and outgoing gradients with their shapes, the
+// formula, and beside each gradient its central difference and the largest disagreement.
+// CSS, JavaScript and the SVG are inlined: the file works offline.
+//
+// The graph holds the forward's tensors weakly: an intermediate's values (and its finite
+// differences) are on the page while the caller keeps it alive; its gradients always are.
+// Runs each root's backward (retain_graph, so the page can show what was saved): the leaves'
+// .grad accumulate as after root.backward(). Throws hg::Error for a root that is not a scalar or
+// has no graph.
+std::string to_html(const std::vector<HtmlVariant>& variants, const std::string& title);
+std::string to_html(const Tensor& root, const HtmlOptions& options = {});
+
+// Writes `html` to `path`; throws hg::Error naming the path and the reason when it cannot.
+void write_html(const std::string& path, const std::string& html);
+
+}  // namespace hg
