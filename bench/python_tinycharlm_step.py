@@ -25,6 +25,8 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seq", type=int, default=64, help="tokens per sequence: seq - 1 input positions")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--phases", action="store_true",
+                    help="also the median ms of forward, loss, zero_grad, backward and optimizer (bench_tinycharlm --phases)")
     args = ap.parse_args()
 
     gen = hg.Generator(args.seed)
@@ -35,18 +37,28 @@ def main():
     targets = tokens[:, 1:].contiguous()
 
     ms, losses = [], []
+    phases = {"forward": [], "loss": [], "zero_grad": [], "backward": [], "optimizer": []}
     for i in range(args.warmup + args.steps):
         t0 = time.perf_counter()
         logits = model(inputs)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
         t1 = time.perf_counter()
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+        t2 = time.perf_counter()
+        opt.zero_grad()
+        t3 = time.perf_counter()
+        loss.backward()
+        t4 = time.perf_counter()
+        opt.step()
+        t5 = time.perf_counter()
         losses.append(loss.item())
         if i >= args.warmup:
-            ms.append((t1 - t0) * 1e3)
-    print(json.dumps({"ms_per_step": statistics.median(ms), "min": min(ms), "max": max(ms), "losses": losses}))
+            ms.append((t5 - t0) * 1e3)
+            for name, a, b in zip(phases, (t0, t1, t2, t3, t4), (t1, t2, t3, t4, t5)):
+                phases[name].append((b - a) * 1e3)
+    out = {"ms_per_step": statistics.median(ms), "min": min(ms), "max": max(ms), "losses": losses}
+    if args.phases:
+        out["phases_ms_median"] = {k: statistics.median(v) for k, v in phases.items()}
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""DLPack with PyTorch: hg.from_dlpack(torch_tensor) and torch.from_dlpack(hg_tensor) share memory.
+"""With PyTorch: DLPack both ways (hg.from_dlpack(torch_tensor) and torch.from_dlpack(hg_tensor) share
+memory) and Section 3's example matching torch.
 Runs where torch imports (bench/setup-peer's environment; ctest python_torch_compare)."""
 
 import numpy as np
@@ -40,3 +41,20 @@ def test_gradients_on_shared_memory_agree():
     (x.tanh() * x).sum().backward()
     (t.tanh() * t).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-15)
+
+
+def test_the_three_token_example_matches_torch():
+    """Section 3's example, L = o[2, 1], run by both libraries: every gradient to 1e-12."""
+    Q = [[1., 0.], [0., 1.], [1., 1.]]
+    V = [[1., 0.], [0., 2.], [3., 3.]]
+    grads = {}
+    for lib in (hg, torch):
+        q = lib.tensor(Q, dtype=lib.float64, requires_grad=True)
+        k = q.detach().clone().requires_grad_()
+        v = lib.tensor(V, dtype=lib.float64, requires_grad=True)
+        o = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        o[2, 1].backward()
+        grads[lib.__name__] = [np.array(t.grad.tolist()) for t in (q, k, v)]
+    assert [round(x, 3) for x in grads["handgrad"][0][2]] == [0.001, 0.352]
+    for mine, theirs in zip(grads["handgrad"], grads["torch"]):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
