@@ -205,7 +205,18 @@ def main():
                 n = driver.execute_script("return hgPage.data[arguments[0]].steps.length", v)
                 first = None
                 for k in range(1, n + 1):
-                    if first is None and driver.find_elements(By.CSS_SELECTOR, "#step .grad[data-ok=false]"):
+                    red = bool(driver.find_elements(By.CSS_SELECTOR, "#step .grad[data-ok=false]"))
+                    # Up to the fault the broken page's numbers are the lab's: every step before
+                    # it in full, and at it the gradient that arrives (the fault is in what leaves).
+                    if first is None:
+                        want_step = jsons[v].get(k, {})
+                        for role in (("in",) if red else ("in", "out")):
+                            for label, values in shown(driver, role).items():
+                                name = d_of(label)
+                                want = want_step.get(role, {}).get(name)
+                                check(want is not None and close(values, flat(want)),
+                                      f"break {fault}, variant {v} step {k}: {name} on the page {values} vs the lab's {want}")
+                    if first is None and red:
                         first = driver.find_element(By.CSS_SELECTOR, "#step .grad[data-role=in]").get_attribute("data-label")
                         if fault == "dS" and v == 0:
                             driver.save_screenshot(os.path.join(shots, "break_dS.png"))
