@@ -2,6 +2,7 @@
 // and the conversions between Python's spellings and the library's (dims, devices).
 #pragma once
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -26,6 +27,11 @@ void bind_nn(nb::module_& m);           // nn.cpp: modules, optimizers, the repe
 // Tensor's slots for Python's cycle collector (autograd.cpp): the Python hooks a tensor holds.
 int tensor_traverse(PyObject* self, visitproc visit, void* arg);
 int tensor_clear(PyObject* self);
+
+// DLPack's dtype of a handgrad dtype, and back (interop.cpp); an array of another dtype is an
+// hg::Error naming `op` and the dtypes handgrad holds.
+nb::dlpack::dtype dlpack_dtype(hg::DType t);
+hg::DType handgrad_dtype(nb::dlpack::dtype d, const char* op);
 
 // "cpu" / "cuda" (the strings PyTorch's devices print as).
 hg::Device device_named(const std::string& name);

@@ -14,16 +14,6 @@ namespace {
 
 using hg::Tensor;
 
-nb::dlpack::dtype dlpack_dtype(hg::DType t) {
-  switch (t) {
-    case hg::DType::f32: return nb::dtype<float>();
-    case hg::DType::f64: return nb::dtype<double>();
-    case hg::DType::i64: return nb::dtype<int64_t>();
-    case hg::DType::b8: return nb::dtype<bool>();
-  }
-  return nb::dtype<float>();
-}
-
 std::string dlpack_dtype_name(nb::dlpack::dtype d) {
   const char* kind = d.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int)      ? "int"
                      : d.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt)   ? "uint"
@@ -37,16 +27,6 @@ std::string dlpack_dtype_name(nb::dlpack::dtype d) {
   name += std::to_string(d.bits);
   if (d.lanes != 1) name += "x" + std::to_string(d.lanes);
   return name;
-}
-
-hg::DType handgrad_dtype(nb::dlpack::dtype d) {
-  if (d == nb::dtype<float>()) return hg::DType::f32;
-  if (d == nb::dtype<double>()) return hg::DType::f64;
-  if (d == nb::dtype<int64_t>()) return hg::DType::i64;
-  if (d == nb::dtype<bool>()) return hg::DType::b8;
-  throw hg::Error("from_dlpack: the array's dtype is " + dlpack_dtype_name(d) +
-                  "; handgrad holds float32, float64, int64 and bool: convert it first (e.g. x.astype('float64'), "
-                  "x.double())");
 }
 
 // The tensor's memory as nanobind's DLPack-capable array, which keeps the tensor alive.
@@ -80,7 +60,7 @@ std::shared_ptr<void> held_under_gil(nb::ndarray<> a) {
 }
 
 Tensor imported(nb::ndarray<> a) {
-  const hg::DType t = handgrad_dtype(a.dtype());
+  const hg::DType t = handgrad_dtype(a.dtype(), "from_dlpack");
   hg::Device device = hg::Device::cpu;
   if (a.device_type() == nb::device::cuda::value) {
     hg::require_cuda("from_dlpack");
@@ -102,6 +82,26 @@ Tensor imported(nb::ndarray<> a) {
 }
 
 }  // namespace
+
+nb::dlpack::dtype dlpack_dtype(hg::DType t) {
+  switch (t) {
+    case hg::DType::f32: return nb::dtype<float>();
+    case hg::DType::f64: return nb::dtype<double>();
+    case hg::DType::i64: return nb::dtype<int64_t>();
+    case hg::DType::b8: return nb::dtype<bool>();
+  }
+  return nb::dtype<float>();
+}
+
+hg::DType handgrad_dtype(nb::dlpack::dtype d, const char* op) {
+  if (d == nb::dtype<float>()) return hg::DType::f32;
+  if (d == nb::dtype<double>()) return hg::DType::f64;
+  if (d == nb::dtype<int64_t>()) return hg::DType::i64;
+  if (d == nb::dtype<bool>()) return hg::DType::b8;
+  throw hg::Error(std::string(op) + ": the array's dtype is " + dlpack_dtype_name(d) +
+                  "; handgrad holds float32, float64, int64 and bool: convert it first (e.g. x.astype('float64'), "
+                  "x.double())");
+}
 
 void bind_interop(nb::module_& m) {
   auto tensor = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));

@@ -13,24 +13,6 @@ namespace hgpy {
 
 namespace {
 
-nb::dlpack::dtype dlpack_of(hg::DType t) {
-  switch (t) {
-    case hg::DType::f32: return nb::dtype<float>();
-    case hg::DType::f64: return nb::dtype<double>();
-    case hg::DType::i64: return nb::dtype<int64_t>();
-    case hg::DType::b8: return nb::dtype<bool>();
-  }
-  return nb::dtype<float>();
-}
-
-hg::DType dtype_of(nb::dlpack::dtype d) {
-  if (d == nb::dtype<float>()) return hg::DType::f32;
-  if (d == nb::dtype<double>()) return hg::DType::f64;
-  if (d == nb::dtype<int64_t>()) return hg::DType::i64;
-  if (d == nb::dtype<bool>()) return hg::DType::b8;
-  throw hg::Error("tensor: unsupported NumPy dtype; handgrad holds float32, float64, int64 and bool");
-}
-
 // The tensor's memory as a NumPy array with its shape and strides; the array keeps it alive.
 // A CUDA tensor is copied to the host first (its copy is what the array views).
 nb::ndarray<nb::numpy> to_numpy(const hg::Tensor& t) {
@@ -41,14 +23,14 @@ nb::ndarray<nb::numpy> to_numpy(const hg::Tensor& t) {
   auto* keep = new hg::Tensor(host);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<hg::Tensor*>(p); });
   return nb::ndarray<nb::numpy>(host.raw_data(), shape.size(), shape.data(), owner, host.strides().data(),
-                                dlpack_of(host.dtype()));
+                                dlpack_dtype(host.dtype()));
 }
 
 // A copy of a C-contiguous host array (torch.tensor copies too).
 hg::Tensor from_numpy(nb::ndarray<nb::c_contig, nb::device::cpu> a) {
   hg::Shape shape(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) shape[i] = static_cast<int64_t>(a.shape(i));
-  hg::Tensor out = hg::empty(shape, dtype_of(a.dtype()));
+  hg::Tensor out = hg::empty(shape, handgrad_dtype(a.dtype(), "tensor"));
   if (a.nbytes() > 0) std::memcpy(out.raw_data(), a.data(), a.nbytes());
   return out;
 }

@@ -36,3 +36,11 @@ def test_draw_renders_svg_and_saves_by_extension(tmp_path):
     assert (tmp_path / "g.dot").read_text() == g.source
     with pytest.raises(hg.Error, match=r"can't tell the format of .*g\.txt"):
         g.save(tmp_path / "g.txt")
+
+
+def test_draw_without_graphviz_says_so(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    g = hg.draw(small_graph())
+    assert g.source.startswith("digraph")  # the DOT text needs no Graphviz
+    with pytest.raises(hg.Error, match="Graphviz's 'dot' is not on PATH.*hg.to_dot"):
+        g.svg()

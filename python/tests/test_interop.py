@@ -93,3 +93,10 @@ def test_a_write_through_numpy_is_not_seen_by_the_version_counter():
     x._bump_version()
     with pytest.raises(hg.Error, match="modified by an inplace operation|in-place|version"):
         y.backward()
+
+
+def test_a_view_reaching_past_addressable_memory_is_refused():
+    a = np.zeros(1)
+    huge = np.lib.stride_tricks.as_strided(a, shape=(2**40,), strides=(2**43,))  # never read
+    with pytest.raises(hg.Error, match=r"from_blob: shape \(1099511627776,\) with strides .* past the largest offset"):
+        hg.from_dlpack(huge)
