@@ -1,7 +1,7 @@
 // cuda/attention.cpp — the host side of attention's GPU kernels: the scores' scale and mask in
 // place (cuda/attention.cu), run between the cuBLAS gemms and the row kernels of
 // ops/attention.cpp's materialized path; and FlashAttention-2's tiled forward and backward
-// (cuda/attention_tiled.cu), which never hold a (Tq, Tk) buffer.
+// (cuda/attention_tiled_*.cu), which never hold a (Tq, Tk) buffer.
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
 

@@ -5,7 +5,7 @@
 // in dK's product (finite_part_kernel: Q with its NaN and ±inf entries 0).
 //
 // The mask rule is masked_score and hidden_key (cuda/attention_mask.cuh, shared with the tiled
-// kernels of cuda/attention_tiled.cu); a key hidden here is −inf, so a row with no visible key
+// kernels of cuda/attention_tiled_*.cu); a key hidden here is −inf, so a row with no visible key
 // gets zero weights from the softmax.
 #include "cuda/attention_mask.cuh"
 #include "cuda/device_common.cuh"

@@ -1,6 +1,6 @@
 // cuda/attention_mask.cuh — attention's mask rule, the only statement of it on the GPU, used by
 // the scores and NaN-rule kernels (cuda/attention.cu) and the tiled kernels
-// (cuda/attention_tiled.cu); and the NaN rule's reading of Q (ops/attention.h).
+// (cuda/attention_tiled_*.cu); and the NaN rule's reading of Q (ops/attention.h).
 //
 // The reference is the CPU's statement of the same rule (MaskRule, ops/attention_cpu.h); the GPU
 // tests hold the two to each other.

@@ -77,7 +77,7 @@ cudaError_t launch_attention_zero_hidden(Elem t, void* X, const void* flags, int
 // out (contiguous) = x (g: operands 0 out, 1 x) with every NaN and ±inf entry 0.
 cudaError_t launch_attention_finite_part(Elem t, void* out, const void* x, const Geometry<2>& g, cudaStream_t s);
 
-// ---------------------------------------------------------------- tiled attention (attention_tiled.cu)
+// ---------------------------------------------------------------- tiled attention (attention_tiled_*.cu)
 
 // FlashAttention-2's kernels, on `slices` batch slices. q (slices, Tq, dk), k (slices, Tk, dk),
 // v (slices, Tk, dv), O and dO (slices, Tq, dv), L and D (slices, Tq), dQ (slices, Tq, dk), dK,

@@ -1,7 +1,7 @@
 // cuda/ops.h — the kernels behind the ops on a CUDA tensor, as ops/ calls them (through
 // on_device, ops/device.h). Each is defined beside its kernels: cuda/elementwise.cpp (.cu),
 // cuda/rows.cpp (rows.cu, softmax.cu), cuda/gemm.cpp, cuda/attention.cpp (attention.cu,
-// attention_tiled.cu), cuda/train.cpp (train.cu). Plain C++: no CUDA header, so ops/ includes it
+// attention_tiled_*.cu), cuda/train.cpp (train.cu). Plain C++: no CUDA header, so ops/ includes it
 // in every build (a build without CUDA never calls these; HG_CUDA in ops/device.h leaves the calls
 // out).
 //
@@ -106,7 +106,7 @@ void attention_zero_hidden(const Tensor& X, bool causal, const Tensor& mask, con
 // x (any strides) as a fresh contiguous tensor with every NaN and ±inf entry 0.
 Tensor attention_finite_part(const Tensor& x);
 
-// ---------------------------------------------------------------- tiled attention (attention_tiled.cu)
+// ---------------------------------------------------------------- tiled attention (attention_tiled_*.cu)
 // FlashAttention-2: an online softmax over key tiles in shared memory, no (Tq, Tk) buffer; key
 // tiles wholly above the causal diagonal are never visited. The same bits run after run.
 

@@ -32,70 +32,6 @@
 
 namespace hg {
 
-namespace attention_detail {
-
-Shape with_last2(Shape s, int64_t a, int64_t b) {
-  s.push_back(a);
-  s.push_back(b);
-  return s;
-}
-
-Problem prepare(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
-  if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
-    fail(op, "Q {}, K {} and V {} each need at least two dimensions (..., T, d)", shape_str(q.shape()),
-         shape_str(k.shape()), shape_str(v.shape()));
-  check_same_dtype_device(op, q, k);
-  check_same_dtype_device(op, q, v);
-  if (!is_floating(q.dtype()))
-    fail(op, "Q {} has dtype {}; attention needs float32 or float64", shape_str(q.shape()), dtype_name(q.dtype()));
-  Problem p;
-  p.Tq = q.size(-2), p.Tk = k.size(-2), p.dk = q.size(-1), p.dv = v.size(-1);
-  if (k.size(-1) != p.dk)
-    fail(op, "Q {} and K {} must share d_k, their last dimension: {} vs {}", shape_str(q.shape()),
-         shape_str(k.shape()), p.dk, k.size(-1));
-  if (v.size(-2) != p.Tk)
-    fail(op, "K {} and V {} must hold the same number of keys Tk (second-to-last dimension): {} vs {}",
-         shape_str(k.shape()), shape_str(v.shape()), p.Tk, v.size(-2));
-  auto lead = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
-  try {
-    p.batch = broadcast_shapes(op, broadcast_shapes(op, lead(q), lead(k)), lead(v));
-  } catch (const Error&) {
-    fail(op, "the leading (batch) dimensions of Q {}, K {} and V {} do not broadcast (sizes must match or be 1)",
-         shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape()));
-  }
-  if (o.mask.defined()) {
-    const Tensor& m = o.mask;
-    if (m.dtype() != DType::b8 && m.dtype() != q.dtype())
-      fail(op, "mask {} must be boolean (b8, true = may attend) or additive with Q's dtype {}; convert it with "
-           ".to(DType::{})", m.describe(), dtype_name(q.dtype()), q.dtype() == DType::f64 ? "f64" : "f32");
-    if (m.device() != q.device())
-      fail(op, "mask {} is on {} but Q is on {}; move it with .to(Device::...)", m.describe(), device_name(m.device()),
-           device_name(q.device()));
-    const Shape scores = with_last2(p.batch, p.Tq, p.Tk);
-    Shape full;
-    try {
-      full = broadcast_shapes(op, scores, m.shape());
-    } catch (const Error&) {
-      full.clear();
-    }
-    if (full.empty() || full[full.size() - 2] != p.Tq || full.back() != p.Tk)
-      fail(op, "mask {} does not broadcast against the scores (..., Tq, Tk) = {} (e.g. a padding mask (B, 1, 1, Tk) "
-           "or a combined mask (B, 1, Tq, Tk))", shape_str(m.shape()), shape_str(scores));
-    p.batch.assign(full.begin(), full.end() - 2);
-    p.mask = m.detach();
-  }
-  if (!o.scale && p.dk == 0) fail(op, "Q {} has d_k = 0, so the default scale 1/sqrt(d_k) is undefined", shape_str(q.shape()));
-  p.scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(p.dk));
-  p.causal = o.causal;
-  p.merged_output = o.merged_output;
-  p.q = expand(q.detach(), with_last2(p.batch, p.Tq, p.dk));
-  p.k = expand(k.detach(), with_last2(p.batch, p.Tk, p.dk));
-  p.v = expand(v.detach(), with_last2(p.batch, p.Tk, p.dv));
-  return p;
-}
-
-}  // namespace attention_detail
-
 using namespace attention_detail;
 
 namespace {
@@ -147,16 +83,34 @@ Forward attention_forward(const Problem& p) {
 // P = 0, so its dS row, its dQ row and its share of dK and dV are all 0. In a NaN row D is NaN and
 // dS_ij = 0 · (dP_ij − NaN) at a hidden key: the NaN rule (ops/attention.h) makes it 0 again,
 // found by the row's D, and dK reads a NaN or ±inf of Q as 0.
-Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
+// The formulas are stated once, in backward_formulas; `steps` says how three of their steps run:
+// in place on the given tensors (InPlaceSteps: attention_trace, and attention() on CUDA) or with
+// recorded ops for create_graph (RecordedSteps, composed_backward below).
+template <typename Steps>
+Backward backward_formulas(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need, const Steps& steps) {
   Backward b;
-  if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);
+  if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);                                // dV = Pᵀ dO
   if (!need.q && !need.k && !need.ds) return b;
-  b.dP = matmul(dO, p.v.transpose(-2, -1));
-  b.dS = softmax_backward(P, b.dP, &b.D);
-  zero_hidden_in_nan_rows(p, b.dS, b.D);
-  if (need.q) b.dQ = matmul(b.dS, p.k).mul_(p.scale);
-  if (need.k) b.dK = matmul(b.dS.transpose(-2, -1), finite_queries(p)).mul_(p.scale);
+  b.dP = matmul(dO, p.v.transpose(-2, -1));                                          // dP = dO Vᵀ
+  b.dS = steps.nan_rule(softmax_backward(P, b.dP, &b.D), b.D);                       // dS = P ∘ (dP − D)
+  if (need.q) b.dQ = steps.scaled(matmul(b.dS, p.k));                                // dQ = dS K · scale
+  if (need.k) b.dK = steps.scaled(matmul(b.dS.transpose(-2, -1), steps.queries()));  // dK = dSᵀ Q · scale
   return b;
+}
+
+// The steps on the given tensors: the NaN rule's zero in place, found by the row's D; the scale in place.
+struct InPlaceSteps {
+  const Problem& p;
+  Tensor nan_rule(Tensor dS, const Tensor& D) const {
+    zero_hidden_in_nan_rows(p, dS, D);
+    return dS;
+  }
+  Tensor scaled(Tensor x) const { return x.mul_(p.scale); }
+  Tensor queries() const { return finite_queries(p); }
+};
+
+Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
+  return backward_formulas(p, P, dO, need, InPlaceSteps{p});
 }
 
 // A b8 tensor of x's shape on x's device, true where `pick` holds for x's entry (read on the host);
@@ -189,7 +143,21 @@ Tensor live_scores(const Tensor& M_const, const Tensor& h, const Tensor& live_ma
 // A live additive mask (one that requires grad) enters M through live_scores: the same numbers,
 // with M's dependence on it on the graph. The NaN rule (ops/attention.h) is masked_fill at the
 // hidden keys on P and dS, and Q with its NaN and ±inf entries 0 (a where) in dK's product — no
-// number changes in a row without a NaN, and the recorded ops differentiate it.
+// number changes in a row without a NaN, and the recorded ops differentiate it. `hidden`: b8,
+// undefined when no key is hidden.
+struct RecordedSteps {
+  const Problem& p;
+  Tensor hidden;
+  Tensor at_hidden_zero(const Tensor& x) const { return hidden.defined() ? masked_fill(x, hidden, 0.0) : x; }
+  Tensor nan_rule(const Tensor& dS, const Tensor&) const { return at_hidden_zero(dS); }
+  Tensor scaled(const Tensor& x) const { return mul(x, p.scale); }
+  Tensor queries() const {
+    bool some = false;
+    const Tensor non_finite = entries_where(p.q, [](double x) { return !std::isfinite(x); }, &some);
+    return some ? where(non_finite, zeros(Shape{}, p.q.dtype(), p.q.device()), p.q) : p.q;
+  }
+};
+
 Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need) {
   Tensor M = zeros(with_last2(p.batch, p.Tq, p.Tk), p.q.dtype(), p.q.device());  // (batch..., Tq, Tk)
   {
@@ -201,22 +169,10 @@ Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& liv
   const Tensor hidden = p.causal || p.mask.defined()  // b8, (batch..., Tq, Tk)
                             ? entries_where(M, [&](double m) { return m == ninf; }, &some_hidden)
                             : Tensor();
-  const auto at_hidden_zero = [&](const Tensor& x) { return some_hidden ? masked_fill(x, hidden, 0.0) : x; };
+  const RecordedSteps steps{p, some_hidden ? hidden : Tensor()};
   if (live_mask.defined()) M = live_scores(M, hidden, live_mask);
-  Tensor P = at_hidden_zero(softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1));
-  Backward b;
-  if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);
-  if (!need.q && !need.k && !need.ds) return b;
-  b.dP = matmul(dO, p.v.transpose(-2, -1));
-  b.dS = at_hidden_zero(softmax_backward(P, b.dP));
-  if (need.q) b.dQ = mul(matmul(b.dS, p.k), p.scale);
-  if (need.k) {
-    bool some = false;
-    const Tensor non_finite = entries_where(p.q, [](double x) { return !std::isfinite(x); }, &some);
-    const Tensor q = some ? where(non_finite, zeros(Shape{}, p.q.dtype(), p.q.device()), p.q) : p.q;
-    b.dK = mul(matmul(b.dS.transpose(-2, -1), q), p.scale);
-  }
-  return b;
+  const Tensor P = steps.at_hidden_zero(softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1));
+  return backward_formulas(p, P, dO, need, steps);
 }
 
 // The (Tq, Tk) blocks of all heads, above which the automatic choice is always the tiled path.
@@ -238,7 +194,7 @@ AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
   return blocks > kMaterializeBytes || p.Tk >= kTiledFromKeys ? AttentionPath::tiled : AttentionPath::materialized;
 }
 
-// The tiled path on the tensors' device: ops/attention_tiled.cpp or cuda/attention_tiled.cu.
+// The tiled path on the tensors' device: ops/attention_tiled.cpp or cuda/attention_tiled_*.cu.
 TiledForward run_tiled_forward(const Problem& p) {
   return on_device("attention", {p.q, p.k, p.v, p.mask}, [&] { return tiled_forward(p); }, HG_CUDA([&] {
     TiledForward f;

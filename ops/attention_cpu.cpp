@@ -7,9 +7,8 @@
 // exponentiated, and dP lives in a per-thread scratch block instead of a (batch..., Tq, Tk)
 // tensor. Slices are independent, so they are spread over the threads (engine/strided.h).
 // attention() runs these; attention_trace keeps the op-by-op path (ops/attention.cpp), and the tests check
-// the two against each other (tests/test_attention.cpp, tests/test_parallel.cpp). Measured at
-// TinyCharLM's size (B 128, H 4, T 63, d_h 32), forward and backward on one thread: 18 ms fused,
-// 26 ms op by op (bench/RESULTS.md).
+// the two against each other (tests/test_attention.cpp, tests/test_parallel.cpp). How much faster
+// the fused kernels are: bench/RESULTS.md, "What the step spends its time on, and what changed".
 
 #include <cblas.h>
 
@@ -17,15 +16,14 @@
 #include <climits>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
+#include "cpu/row_rules.h"
 #include "engine/dispatch.h"
 #include "engine/strided.h"
 #include "ops/attention_cpu.h"
 #include "ops/attention_paths.h"
 #include "ops/broadcast.h"
-#include "ops/cpu_map.h"
 
 namespace hg::attention_detail {
 
@@ -72,7 +70,7 @@ void zero_hidden_in_nan_rows_cpu(const Problem& p, const Tensor& X, const Tensor
       for (size_t d = p.batch.size(); d-- > 0; rest /= p.batch[d]) mb += (rest % p.batch[d]) * ms[d];
       for (int64_t i = 0; i < Tq; ++i) {
         const T* fr = f + (b * Tq + i) * w;
-        if (std::none_of(fr, fr + w, [](T v) { return v != v; })) continue;
+        if (!cpu::has_nan(fr, w)) continue;
         zero_hidden(mask_rule<T>(p, mb, ms, i), x + (b * Tq + i) * Tk, 0, Tk);
       }
     }
@@ -94,46 +92,22 @@ Tensor finite_part_cpu(const Tensor& x) {
 namespace {
 
 // One slice's rows: S (Tq, Tk) holds scale · Q Kᵀ; make it P in place. The mask rule (above)
-// sets the scores; p = exp(s − m) / Σ exp(s − m) over the visible keys, 0 where hidden, a row
-// with nothing visible all 0. Keys past the causal limit are never exponentiated. exp is
-// exp_fast: within 2 ulp of std::exp in float32 (softmax_rows's), exact std::exp in float64; the
-// max and the sum go over 8 lanes (cpu/rows.h), so P can differ from softmax()'s in the
-// last bits. float32 rows run the CPU level's kernels (cpu/kernels.h), the same bits.
-// Rows i_begin..i_end−1 of the slice (a causal row block, below).
+// sets the scores; then softmax's own row (cpu/row_rules.h) over the visible keys, so P is
+// softmax()'s bit for bit; 0 where hidden, a row with nothing visible all 0. Keys past the causal
+// limit are never exponentiated. Rows i_begin..i_end−1 of the slice (a causal row block, below).
 template <typename T>
 void softmax_slice(const Problem& p, T* S, int64_t mask_off, const Shape& ms, int64_t i_begin, int64_t i_end) {
   const int64_t Tk = p.Tk;
-  [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;  // float32's
   for (int64_t i = i_begin; i < i_end; ++i) {
     T* row = S + i * Tk;
     const MaskRule<T> rule = mask_rule<T>(p, mask_off, ms, i);
     const int64_t visible = rule.visible;
     if (p.mask.defined())
       for (int64_t j = 0; j < visible; ++j) row[j] = rule(row[j], j);
-    T m;
-    if constexpr (std::is_same_v<T, float>) m = K->max(row, visible);
-    else m = max_lanes(row, visible);
+    const cpu::Row kind = cpu::softmax_row(row, row, visible);
     std::fill(row + visible, row + Tk, T(0));
-    if (m == -std::numeric_limits<T>::infinity()) {  // nothing visible, or NaN in, NaN out
-      bool nan = false;
-      for (int64_t j = 0; j < visible; ++j) nan = nan || row[j] != row[j];
-      std::fill(row, row + visible, nan ? std::numeric_limits<T>::quiet_NaN() : T(0));
-      if (nan) zero_hidden(rule, row, 0, visible);  // the NaN rule (ops/attention.h)
-      continue;
-    }
-    T total;
-    if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h)
-      K->exp_shift(row, visible, m);
-      total = K->sum(row, visible);
-      K->scale(row, visible, 1 / total);  // p = e / Σ e as e · (1 / Σ e)
-    } else {
-      for (int64_t j = 0; j < visible; ++j) row[j] = exp_fast(row[j] - m);
-      total = sum_lanes<T>(visible, [&](int64_t j) { return row[j]; });
-      const T inv = 1 / total;
-      for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
-    }
-    // A NaN row: a hidden key's e^(−inf) = 0 was just multiplied by 1 / NaN (ops/attention.h).
-    if (total != total) zero_hidden(rule, row, 0, visible);
+    // A NaN row: a hidden key's weight is 0 · NaN by the arithmetic (ops/attention.h).
+    if (kind == cpu::Row::nan) zero_hidden(rule, row, 0, visible);
   }
 }
 
@@ -155,8 +129,8 @@ struct RowBlocks {
 RowBlocks row_blocks(const Problem& p, bool one_block = false) {
   const bool causal = p.causal && !one_block;
   // Blocks of 32 queries: smaller blocks skip more of the triangle, but OpenBLAS's gemms lose
-  // speed on thinner matrices. Measured on TinyCharLM's step (2 threads): at T = 63, blocks of 16,
-  // 32 and 64 within 2 % of each other; at T = 256, 41–42 ms with 32, 42–43 with 64, 45 with 128.
+  // speed on thinner matrices; 32 was best or tied at T = 63 and 256 (bench/RESULTS.md, "Causal
+  // row blocks in the fused attention").
   const int64_t size = !causal ? std::max<int64_t>(p.Tq, 1) : 32;
   return {size, p.Tq, p.Tk, causal};
 }
@@ -246,7 +220,6 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
     T* dKd = need_k ? b.dK.data_ptr<T>() : nullptr;
     const T scale = static_cast<T>(p.scale);
     T* dSd = need_ds ? b.dS.data_ptr<T>() : nullptr;  // the full dS, for a mask that requires grad
-    [[maybe_unused]] const cpu::Kernels* rows = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
     const RowBlocks rb = row_blocks(p, need_ds);  // the full dS: one block
     // Several blocks add into dV and dK, zeroed first — as does one block that sees only some of
     // the keys (Tq < Tk): the keys no query sees get zero gradient.
@@ -283,16 +256,8 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
           T* dSb = dS + i0 * Tk;  // rows i0.., keys 0..kv−1
           gemm<T>(false, true, nr, kv, dv, T(1), dOb, dO.ld, Vs, V.ld, dSb, Tk);
           for (int64_t i = 0; i < nr; ++i) {  // the row rule, over the block's keys (P is 0 past the visible ones)
-            const T* pr = Pb + i * Tk;
             T* r = dSb + i * Tk;
-            T D;
-            if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h)
-              D = rows->dot(pr, r, kv);
-              rows->softmax_grad(r, pr, kv, D);
-            } else {
-              D = sum_lanes<T>(kv, [&](int64_t j) { return pr[j] * r[j]; });
-              for (int64_t j = 0; j < kv; ++j) r[j] = pr[j] * (r[j] - D);
-            }
+            const T D = cpu::row_rule(Pb + i * Tk, r, kv);  // cpu/row_rules.h
             // A NaN row: dS = 0 · (dP − NaN) at its hidden keys must be 0 (ops/attention.h).
             if (D != D) zero_hidden(mask_rule<T>(p, mask_off, ms, i0 + i), r, 0, kv);
           }

@@ -22,8 +22,8 @@ namespace hg::attention_detail {
 // a boolean mask entry is false, or when an additive entry is −inf or at or below half the dtype's
 // lowest value (adding it would leave a finite score, and a row of such scores would silently
 // become the average of the values). Otherwise its score is s plus the additive entry. A hidden
-// key's score is −inf, so the softmax gives it weight 0. cuda/attention.cu states the same rule
-// for the GPU; tests/test_attention.cpp and the GPU tests hold the two to each other.
+// key's score is −inf, so the softmax gives it weight 0. cuda/attention_mask.cuh states the same
+// rule for the GPU; tests/test_attention.cpp and the GPU tests hold the two to each other.
 template <typename T>
 struct MaskRule {
   const uint8_t* boolean = nullptr;  // the boolean mask at this query's row, or null

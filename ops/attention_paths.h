@@ -1,12 +1,14 @@
-// ops/attention_paths.h — what the two files of scaled dot-product attention share: the checked
-// problem, the forward's and backward's buffers, and the CPU kernels ops/attention_cpu.cpp runs.
+// ops/attention_paths.h — what the files of scaled dot-product attention share: the checked
+// problem, the forward's and backward's buffers, and the CPU kernels the paths run.
 //
-//   ops/attention.cpp      the formulas op by op (every buffer of attention_trace), the public op
-//                          and its recorded backward, the create_graph backward
-//   ops/attention_cpu.cpp  the CPU kernels: the mask rule, stated once for the CPU, and the fused
-//                          per-slice forward and backward attention() runs on the CPU
-//   cuda/attention.cu      the mask rule for the GPU, and the NaN rule's kernels (the rest on the GPU
-//                          is cuBLAS and cuda/rows.cu)
+//   ops/attention.cpp          the formulas op by op (every buffer of attention_trace), the public
+//                              op and its recorded backward, the create_graph backward
+//   ops/attention_problem.cpp  the inputs checked and expanded (prepare)
+//   ops/attention_cpu.h        the mask rule, stated once for the CPU, and the per-slice gemms
+//   ops/attention_cpu.cpp      the fused per-slice forward and backward attention() runs on the CPU
+//   ops/attention_tiled.cpp    the tiled path (FlashAttention-2) on the CPU
+//   cpu/row_rules.h            the softmax row and the row rule every CPU path calls
+//   cuda/attention_mask.cuh    the mask rule for the GPU (cuda/attention*.cu, cuda/rows.cu)
 // Internal to ops/: not installed as an API.
 #pragma once
 #include <cstdint>

@@ -33,11 +33,11 @@
 #include <limits>
 #include <vector>
 
+#include "cpu/row_rules.h"
 #include "engine/dispatch.h"
 #include "engine/strided.h"
 #include "ops/attention_cpu.h"
 #include "ops/attention_paths.h"
-#include "ops/cpu_map.h"
 
 namespace hg::attention_detail {
 
@@ -83,7 +83,7 @@ void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, 
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     T* row = S + r * cols;
-    const T m_new = std::max(st.m[r], max_lanes(row, cols));  // ops/cpu_map.h
+    const T m_new = std::max(st.m[r], max_lanes(row, cols));  // cpu/rows.h
     if (m_new == ninf) {  // nothing visible yet: this tile adds nothing, unless a score is NaN
       for (int64_t c = 0; c < cols; ++c) st.nan[r] |= row[c] != row[c];
       std::fill(row, row + cols, T(0));
@@ -168,12 +168,10 @@ template <typename T>
 void backward_tile(const Problem& p, const Slices<const T>& K, const Slices<const T>& V, const T* Qk, int64_t ld_qk,
                    const T* dO, int64_t ld_do, const T* L, const T* D, int64_t t, int64_t mask_off, const Shape& ms,
                    int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S, T* dP, const SliceGrads<T>& g) {
-  for (int64_t r = 0; r < rows; ++r) {  // P = e^(S − L), 0 on a row with no visible key
+  for (int64_t r = 0; r < rows; ++r) {  // P = e^(S − L), 0 on a row with no visible key (cpu/row_rules.h)
     T* row = S + r * cols;
     const T l = L[i0 + r];
-    if (l == -std::numeric_limits<T>::infinity()) std::fill(row, row + cols, T(0));
-    else
-      for (int64_t c = 0; c < cols; ++c) row[c] = exp_fast(row[c] - l);
+    cpu::probs_from_lse(row, row, cols, l);
     // A NaN row (L = NaN): e^(−inf − NaN) at a hidden key must be 0 (ops/attention.h).
     if (l != l) zero_hidden(mask_rule<T>(p, mask_off, ms, i0 + r), row, j0, cols);
   }
@@ -181,11 +179,10 @@ void backward_tile(const Problem& p, const Slices<const T>& K, const Slices<cons
   if (g.dV) gemm<T>(true, false, cols, p.dv, rows, T(1), S, cols, dOi, ld_do, g.dV + j0 * p.dv, p.dv, T(1));
   if (!g.dQ && !g.dK && !g.dS) return;
   gemm<T>(false, true, rows, cols, p.dv, T(1), dOi, ld_do, V.data + V.offset(t) + j0 * V.ld, V.ld, dP, cols);
-  for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − D), in dP
-    const T* pr = S + r * cols;
+  for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − D), in dP (cpu/row_rules.h)
     T* d = dP + r * cols;
     const T Di = D[i0 + r];
-    for (int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - Di);
+    cpu::row_rule_given(S + r * cols, d, cols, Di);
     // A NaN row (D = NaN): 0 · (dP − NaN) at a hidden key must be 0 (ops/attention.h).
     if (Di != Di) zero_hidden(mask_rule<T>(p, mask_off, ms, i0 + r), d, j0, cols);
     if (g.dS) std::copy(d, d + cols, g.dS + (i0 + r) * p.Tk + j0);

@@ -13,13 +13,13 @@
 #include <cmath>
 #include <vector>
 
+#include "cpu/row_rules.h"
 #include "cuda/ops.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
-#include "ops/cpu_map.h"
 #include "ops/device.h"
 #include "ops/elementwise.h"
 #include "ops/softmax.h"
@@ -51,8 +51,8 @@ Tensor cross_entropy_backward_composed(const Tensor& x, const Tensor& targets, i
 
 // ---------------------------------------------------------------- forward
 // One pass per row: the max, then the sum of exp(x - max), then lse and the row's loss.
-// The sums are done in double for both dtypes (the sum over rows of a float32 mean would
-// otherwise lose digits), the exponentials in the logits' dtype (exp_fast, ops/cpu_map.h: a
+// The row's log-sum-exp is cpu/row_rules.h's: summed in double for both dtypes (the sum over rows of
+// a float32 mean would otherwise lose digits), the exponentials in the logits' dtype (exp_fast: a
 // vectorised exp within 2 ulp in float32, std::exp in float64); lse is stored in the logits' dtype.
 
 // The forward's results: the mean loss (0-d), the logsumexp of each row (N,) (0 on ignored rows)
@@ -84,22 +84,11 @@ Loss cross_entropy_cpu(const Tensor& logits, const Tensor& targets, int64_t igno
   dispatch_float(logits.dtype(), op, [&]<typename T>() {
     const T* xp = static_cast<const T*>(x.raw_data());
     T* lp = lse.data_ptr<T>();
-    [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
     parallel_for(N, 8 * C, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (t[r] == ignore_index) continue;
         const T* row = xp + r * C;
-        T mt;
-        double s;
-        if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h), same bits
-          mt = K->max(row, C);
-          s = K->exp_shift_sum_f64(row, C, mt);
-        } else {
-          mt = max_lanes(row, C);  // cpu/rows.h
-          s = sum_lanes<double>(C, [&](int64_t c) { return static_cast<double>(exp_fast(row[c] - mt)); });
-        }
-        const double m = mt;
-        const double l = m + std::log(s);
+        const double l = cpu::logsumexp_row(row, C);  // cpu/row_rules.h
         lp[r] = static_cast<T>(l);
         row_loss[r] = l - static_cast<double>(row[t[r]]);
       }
@@ -145,24 +134,16 @@ Tensor cross_entropy_backward_cpu(const Tensor& x_saved, const Tensor& targets, 
     const T* xp = static_cast<const T*>(xs.raw_data());
     const T* lp = static_cast<const T*>(lse.raw_data());
     T* dp = dlogits.data_ptr<T>();
-    [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
     parallel_for(N, 8 * C, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (tt[r] == ignore_index) {  // an ignored row does not enter L
           std::fill(dp + r * C, dp + (r + 1) * C, T(0));
           continue;
         }
-        const T l = lp[r], sc = static_cast<T>(scale);
         T* d = dp + r * C;
-        if constexpr (std::is_same_v<T, float>) {  // the CPU level's kernels (cpu/kernels.h), same bits
-          K->exp_shift_to(d, xp + r * C, C, l);    // p_rc
-          d[tt[r]] -= 1;  // p − 1 is exact near p = 1, where the gradient is small
-          K->scale(d, C, sc);
-        } else {
-          for (int64_t c = 0; c < C; ++c) d[c] = exp_fast(xp[r * C + c] - l);  // p_rc
-          d[tt[r]] -= 1;
-          for (int64_t c = 0; c < C; ++c) d[c] *= sc;
-        }
+        cpu::probs_from_lse(xp + r * C, d, C, lp[r]);  // p_rc (cpu/row_rules.h)
+        d[tt[r]] -= 1;  // p − 1 is exact near p = 1, where the gradient is small
+        cpu::scale_row(d, C, static_cast<T>(scale));
       }
     });
   });

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cuda/ops.h"
-#include "cpu/kernels.h"
+#include "cpu/row_rules.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/strided.h"
@@ -105,7 +105,7 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
   const SliceFn<T> rotate = slice_fn<T>(half);
   // float32 slices with unit-stride rows run the CPU level's kernel (cpu/kernels.h): the
   // same arithmetic as rotate_slice, at the level's vector width.
-  [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<T, float> ? &cpu::kernels() : nullptr;
+  [[maybe_unused]] const cpu::Kernels* K = cpu::level_kernels<T>();  // null for float64
 
   // The leading index slices (b, h) are independent: split them across threads. Each range
   // finds its first slice's offset, then walks the leading dimensions by odometer.
@@ -224,7 +224,7 @@ struct PartWalk {
 template <typename E>
 void move_part(const PartWalk& w, const E* src, E* dst, const std::vector<E>* cos_t, const std::vector<E>* sin_t) {
   const int64_t half = w.d_h / 2;
-  [[maybe_unused]] const cpu::Kernels* K = std::is_same_v<E, float> ? &cpu::kernels() : nullptr;
+  [[maybe_unused]] const cpu::Kernels* K = cpu::level_kernels<E>();  // null for float64
   const SliceFn<E> rotate = slice_fn<E>(half);
   // One (b, h) slice at a time, its T rows in order: measured faster than token by token (all
   // heads of row t, then t + 1), as for rope's own kernel above.

@@ -5,9 +5,11 @@
 // Notation (module 6): s a row of scores, p = softmax(s) its weights, g = dL/dp.
 #include "ops/softmax.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "cpu/row_rules.h"
 #include "cuda/ops.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
@@ -36,60 +38,25 @@ Tensor from_rows(const Tensor& y, int64_t dim) {
 
 // ---------------------------------------------------------------- row kernels (contiguous)
 //
-// NaN in, NaN out: the row max skips NaN (std::max), so a NaN among finite entries reaches every
-// output through the sum; a row with no finite entry is checked for NaN before it is taken for a
-// masked one.
+// The softmax row, the log-sum-exp row, the row rule and the policy for a row with no visible key
+// or a NaN are cpu/row_rules.h's, the same functions attention's paths call.
 
-template <typename T>
-bool has_nan(const T* row, int64_t n) {
-  for (int64_t j = 0; j < n; ++j)
-    if (row[j] != row[j]) return true;
-  return false;
-}
-
-// p = exp(s - m) / Σ exp(s - m), m = max s; a row of -inf (no visible key) gives zeros.
 template <typename T>
 void softmax_rows(const T* s, T* p, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r, s += n, p += n) {
-    T m = -std::numeric_limits<T>::infinity();
-    for (int64_t j = 0; j < n; ++j) m = std::max(m, s[j]);
-    if (m == -std::numeric_limits<T>::infinity()) {  // no finite entry: all masked, or NaN in, NaN out
-      const T fill = has_nan(s, n) ? std::numeric_limits<T>::quiet_NaN() : T(0);
-      for (int64_t j = 0; j < n; ++j) p[j] = fill;
-      continue;
-    }
-    T total = 0;
-    for (int64_t j = 0; j < n; ++j) total += (p[j] = std::exp(s[j] - m));
-    const T inv = 1 / total;
-    for (int64_t j = 0; j < n; ++j) p[j] *= inv;
-  }
+  for (int64_t r = 0; r < rows; ++r, s += n, p += n) cpu::softmax_row(s, p, n);
 }
 
-// log p = s - m - log Σ exp(s - m); a row of -inf stays -inf.
 template <typename T>
 void log_softmax_rows(const T* s, T* y, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r, s += n, y += n) {
-    T m = -std::numeric_limits<T>::infinity();
-    for (int64_t j = 0; j < n; ++j) m = std::max(m, s[j]);
-    if (m == -std::numeric_limits<T>::infinity()) {  // log 0, or NaN in, NaN out
-      const T fill = has_nan(s, n) ? std::numeric_limits<T>::quiet_NaN() : m;
-      for (int64_t j = 0; j < n; ++j) y[j] = fill;
-      continue;
-    }
-    T total = 0;
-    for (int64_t j = 0; j < n; ++j) total += std::exp(s[j] - m);
-    const T lse = m + std::log(total);
-    for (int64_t j = 0; j < n; ++j) y[j] = s[j] - lse;
-  }
+  for (int64_t r = 0; r < rows; ++r, s += n, y += n) cpu::log_softmax_row(s, y, n);
 }
 
 // D = Σ_j p_j dp_j,  ds_j = p_j (dp_j - D). D may be null.
 template <typename T>
 void softmax_backward_rows(const T* p, const T* dp, T* ds, T* D, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r, p += n, dp += n, ds += n) {
-    T dot = 0;
-    for (int64_t j = 0; j < n; ++j) dot += p[j] * dp[j];
-    for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (dp[j] - dot);
+    std::copy(dp, dp + n, ds);
+    const T dot = cpu::row_rule(p, ds, n);
     if (D) D[r] = dot;
   }
 }
@@ -103,7 +70,7 @@ void log_softmax_backward_rows(const T* y, const T* g, T* ds, int64_t rows, int6
       m = std::max(m, y[j]);
       total += g[j];
     }
-    const bool none = m == -std::numeric_limits<T>::infinity() && !has_nan(y, n);
+    const bool none = m == -std::numeric_limits<T>::infinity() && !cpu::has_nan(y, n);
     for (int64_t j = 0; j < n; ++j) ds[j] = none ? T(0) : g[j] - std::exp(y[j]) * total;
   }
 }

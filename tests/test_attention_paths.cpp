@@ -245,3 +245,62 @@ TEST_CASE("attention: causal row blocks of the fused kernels equal the op-by-op 
         CHECK(test::max_abs_diff(v.grad(), t.dV) < tol);
       }
 }
+
+// Attention's weights are softmax's, bit for bit, on every path that keeps P: the fused CPU
+// kernels (what attention() saves) and the op-by-op trace call the one softmax row of
+// cpu/row_rules.h; the create_graph backward calls softmax() itself. The reference is softmax()
+// of scores written down here exactly: small integers in Q and K and a power-of-two scale make
+// every score exact in either dtype, whatever order a gemm sums in. Rows of 21 keys (two 8-lane
+// blocks and a tail), every causal row length 1..21, a padding mask hiding trailing and inner keys.
+TEST_CASE("attention's P is softmax's bit for bit: fused kernels and trace, causal or not, masked, strided inputs") {
+  const int64_t B = 2, H = 3, T = 21, dk = 4;
+  std::vector<double> qv(static_cast<size_t>(B * H * T * dk)), kv(qv.size()), vv(qv.size());
+  uint32_t state = 12345;
+  const auto next_int = [&] {  // −3 .. 3
+    state = state * 1664525u + 1013904223u;
+    return static_cast<double>(static_cast<int>((state >> 16) % 7) - 3);
+  };
+  for (size_t i = 0; i < qv.size(); ++i) qv[i] = next_int(), kv[i] = next_int(), vv[i] = next_int() / 4;
+  std::vector<bool> keep(static_cast<size_t>(B * T), true);  // (B, 1, 1, T): batch 1 hides keys 5 and 17..20
+  for (int64_t j : {5, 17, 18, 19, 20}) keep[static_cast<size_t>(T + j)] = false;
+  const Tensor padding = bool_tensor(keep, {B, 1, 1, T});
+  for (DType dt : {DType::f64, DType::f32})
+    for (bool causal : {false, true})
+      for (bool masked : {false, true})
+        for (bool strided : {false, true}) {
+          CAPTURE(dtype_name(dt));
+          CAPTURE(causal);
+          CAPTURE(masked);
+          CAPTURE(strided);
+          // strided: the same values read through a (B, T, H, dk) tensor's transpose, as a model's heads are
+          const auto heads = [&](const std::vector<double>& x) {
+            if (!strided) return tensor(x, {B, H, T, dk}, dt);
+            return tensor(x, {B, H, T, dk}, dt).transpose(1, 2).contiguous().transpose(1, 2);
+          };
+          Tensor q = heads(qv).requires_grad_(), k = heads(kv), v = heads(vv);
+          CHECK(q.is_contiguous() == !strided);
+          AttentionOptions o{.scale = 0.25, .causal = causal, .path = AttentionPath::materialized};
+          if (masked) o.mask = padding;
+          // the scores, exactly: S_ij = q_i · k_j / 4, −inf where a key is hidden
+          std::vector<double> S(static_cast<size_t>(B * H * T * T));
+          for (int64_t b = 0; b < B; ++b)
+            for (int64_t h = 0; h < H; ++h)
+              for (int64_t i = 0; i < T; ++i)
+                for (int64_t j = 0; j < T; ++j) {
+                  const size_t base = static_cast<size_t>(((b * H + h) * T) * dk);
+                  double dot = 0;
+                  for (int64_t c = 0; c < dk; ++c) dot += qv[base + i * dk + c] * kv[base + j * dk + c];
+                  const bool hidden = (causal && j > i) || (masked && !keep[static_cast<size_t>(b * T + j)]);
+                  S[static_cast<size_t>(((b * H + h) * T + i) * T + j)] = hidden ? -kInf : dot / 4;
+                }
+          const std::vector<double> want = softmax(tensor(S, {B, H, T, T}, dt), -1).to_vector();
+          const Tensor out = attention(q, k, v, o);
+          const SavedTensor& P = out.grad_fn()->saved.at(3);
+          REQUIRE(P.what == "attention weights P");
+          CHECK(P.data.to_vector() == want);  // the fused kernels'
+          Generator gen(1);
+          const AttentionTrace t = attention_trace(q, k, v, randn({B, H, T, dk}, gen, dt), o);
+          CHECK(t.S.to_vector() == std::vector<double>(S.begin(), S.end()));
+          CHECK(t.P.to_vector() == want);  // the op-by-op trace's
+        }
+}

@@ -3,7 +3,7 @@
 //   - heads of d = 128 (the tiled kernels' shared-memory rows, kAttentionMaxHead), Tk 280 keys,
 //     float32 and float64, every kind of mask — causal, boolean, additive with −inf and lowest/2,
 //     a padding mask (B, 1, 1, Tk), and an additive bias (H, 1, Tk) that requires grad — on the
-//     tiled path (cuda/attention_tiled.cu) at Tq 300, the materialized path (cuBLAS, the row
+//     tiled path (cuda/attention_tiled_*.cu) at Tq 300, the materialized path (cuBLAS, the row
 //     kernels and cuda/attention.cu) and the create_graph backward (recorded ops) at Tq 12;
 //   - the NaN rule of ops/attention.h on each of them: one query row holds a NaN in its q, and the
 //     GPU puts its NaNs where the CPU does (its O and dQ row, dK and dV of the keys it sees) and

@@ -1,5 +1,5 @@
 // FlashAttention-2's tiled attention on the GPU (cuda::attention_tiled_forward / _backward,
-// cuda/attention_tiled.cu) against the CPU's materialized trace in float64 (hg::attention_trace):
+// cuda/attention_tiled_*.cu) against the CPU's materialized trace in float64 (hg::attention_trace):
 // O, the row log-sum-exp L (checked against logsumexp of the trace's scores), dQ, dK, dV and dS,
 // for float64 and float32, causal or not, no mask / boolean / additive (with −inf entries and rows
 // with no visible key), Tq != Tk, sizes the tiles do not divide, a stride-0 batch dimension and

@@ -1,0 +1,75 @@
+// ops/attention_problem.cpp — attention's inputs checked (each error names the op, the shapes
+// and the fix) and expanded to one batch shape: the Problem every path reads (ops/attention_paths.h).
+#include <cmath>
+
+#include "engine/error.h"
+#include "ops/attention_paths.h"
+#include "ops/broadcast.h"
+
+namespace hg {
+
+namespace attention_detail {
+
+Shape with_last2(Shape s, int64_t a, int64_t b) {
+  s.push_back(a);
+  s.push_back(b);
+  return s;
+}
+
+Problem prepare(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
+  if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
+    fail(op, "Q {}, K {} and V {} each need at least two dimensions (..., T, d)", shape_str(q.shape()),
+         shape_str(k.shape()), shape_str(v.shape()));
+  check_same_dtype_device(op, q, k);
+  check_same_dtype_device(op, q, v);
+  if (!is_floating(q.dtype()))
+    fail(op, "Q {} has dtype {}; attention needs float32 or float64", shape_str(q.shape()), dtype_name(q.dtype()));
+  Problem p;
+  p.Tq = q.size(-2), p.Tk = k.size(-2), p.dk = q.size(-1), p.dv = v.size(-1);
+  if (k.size(-1) != p.dk)
+    fail(op, "Q {} and K {} must share d_k, their last dimension: {} vs {}", shape_str(q.shape()),
+         shape_str(k.shape()), p.dk, k.size(-1));
+  if (v.size(-2) != p.Tk)
+    fail(op, "K {} and V {} must hold the same number of keys Tk (second-to-last dimension): {} vs {}",
+         shape_str(k.shape()), shape_str(v.shape()), p.Tk, v.size(-2));
+  auto lead = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
+  try {
+    p.batch = broadcast_shapes(op, broadcast_shapes(op, lead(q), lead(k)), lead(v));
+  } catch (const Error&) {
+    fail(op, "the leading (batch) dimensions of Q {}, K {} and V {} do not broadcast (sizes must match or be 1)",
+         shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape()));
+  }
+  if (o.mask.defined()) {
+    const Tensor& m = o.mask;
+    if (m.dtype() != DType::b8 && m.dtype() != q.dtype())
+      fail(op, "mask {} must be boolean (b8, true = may attend) or additive with Q's dtype {}; convert it with "
+           ".to(DType::{})", m.describe(), dtype_name(q.dtype()), q.dtype() == DType::f64 ? "f64" : "f32");
+    if (m.device() != q.device())
+      fail(op, "mask {} is on {} but Q is on {}; move it with .to(Device::...)", m.describe(), device_name(m.device()),
+           device_name(q.device()));
+    const Shape scores = with_last2(p.batch, p.Tq, p.Tk);
+    Shape full;
+    try {
+      full = broadcast_shapes(op, scores, m.shape());
+    } catch (const Error&) {
+      full.clear();
+    }
+    if (full.empty() || full[full.size() - 2] != p.Tq || full.back() != p.Tk)
+      fail(op, "mask {} does not broadcast against the scores (..., Tq, Tk) = {} (e.g. a padding mask (B, 1, 1, Tk) "
+           "or a combined mask (B, 1, Tq, Tk))", shape_str(m.shape()), shape_str(scores));
+    p.batch.assign(full.begin(), full.end() - 2);
+    p.mask = m.detach();
+  }
+  if (!o.scale && p.dk == 0) fail(op, "Q {} has d_k = 0, so the default scale 1/sqrt(d_k) is undefined", shape_str(q.shape()));
+  p.scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(p.dk));
+  p.causal = o.causal;
+  p.merged_output = o.merged_output;
+  p.q = expand(q.detach(), with_last2(p.batch, p.Tq, p.dk));
+  p.k = expand(k.detach(), with_last2(p.batch, p.Tk, p.dk));
+  p.v = expand(v.detach(), with_last2(p.batch, p.Tk, p.dv));
+  return p;
+}
+
+}  // namespace attention_detail
+
+}  // namespace hg
