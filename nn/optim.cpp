@@ -8,7 +8,7 @@
 // `self + value * t1 * t2` of addcmul_ compile to FMA instructions in its AVX2 kernels) the loops
 // call std::fma, and nowhere else: this file is compiled with contraction off so the compiler
 // cannot fuse any other product into a sum. With that, a step agrees bit for bit with Debian's
-// PyTorch 1.13 on this machine's CPU (tests/test_optim.cpp has its numbers).
+// PyTorch 1.13 on this machine's CPU (tests/nn/test_optim.cpp has its numbers).
 //
 // The loops write the parameters through raw pointers (the tape never sees an optimizer step)
 // and bump each parameter's version, so a backward through a graph saved before the step fails

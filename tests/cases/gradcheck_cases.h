@@ -1,4 +1,4 @@
-// tests/gradcheck_cases.h — every differentiable op, as a gradcheck case on fresh random inputs.
+// tests/cases/gradcheck_cases.h — every differentiable op, as a gradcheck case on fresh random inputs.
 // Used by the doctest suites (one assertion per case) and by the `gradcheck` program (one table).
 //
 // A case runs unchanged on either device: gradcheck copies its inputs to the device being
