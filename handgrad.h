@@ -1,7 +1,7 @@
 // handgrad.h — the public API in one include.
 #pragma once
 #include "engine/backend.h"
-#include "engine/dot.h"
+#include "engine/graphviz.h"
 #include "engine/dtype.h"
 #include "engine/error.h"
 #include "engine/html.h"

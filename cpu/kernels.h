@@ -15,7 +15,7 @@
 // written so that GCC's vfmaddsub pattern, which ignores the flag, cannot match it); every other
 // operation is one correctly rounded IEEE operation per element, whatever the vector width; and every
 // reduction goes over the same 8 lanes in the same order (cpu/rows.h). So a level changes
-// how fast a step runs, never its numbers — tests/test_cpu_kernels.cpp holds every level the CPU
+// how fast a step runs, never its numbers — tests/cpu/test_cpu_kernels.cpp holds every level the CPU
 // has to the baseline's bits, NaN, infinities and every length's tail included. Elsewhere (other
 // CPUs) only the baseline is built.
 //

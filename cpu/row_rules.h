@@ -7,7 +7,7 @@
 //
 // Numbers: e^x is exp_fast (float32 within 2 ulp of e^x, float64 std::exp); the max and the sums
 // go over 8 lanes in one fixed order (so not the bits of a left-to-right sum). The tolerance:
-// tests/test_softmax.cpp holds softmax and log_softmax to exp(s) / Σ exp(s) computed op by op
+// tests/ops/test_softmax.cpp holds softmax and log_softmax to exp(s) / Σ exp(s) computed op by op
 // (std::exp, plain sums) within 1e-6 (log: 1e-5) in float32 and 1e-14 (log: 1e-13) in float64.
 //
 // The policy for hidden keys and NaN. A key whose score is −inf is hidden (a mask, the causal rule):

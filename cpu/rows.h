@@ -14,7 +14,7 @@ namespace hg {
 // e^x for the exp-heavy row kernels (attention's softmax, cross-entropy), written so that a
 // loop of them vectorises (std::exp is one library call per element). float: Cephes' expf —
 // x = n ln 2 + r with |r| <= ln 2 / 2, e^r by a degree-7 polynomial, 2^n put into the exponent
-// bits — within 2 ulp of e^x (tests/test_parallel.cpp checks it against std::exp); 0 below
+// bits — within 2 ulp of e^x (tests/cpu/test_parallel.cpp checks it against std::exp); 0 below
 // x = −86.9 (where e^x is below 2^−125, subnormal), +inf above 88.72, NaN for NaN. double: std::exp.
 // Every step is one correctly rounded operation (no fused multiply-add: the kernel files are
 // compiled with contraction off), so a vector lane computes exactly what the scalar code does.

@@ -180,7 +180,7 @@ cudaError_t launch_embedding(Elem t, const void* w, int64_t sv, int64_t sd, int6
 cudaError_t launch_embedding_backward(Elem t, const void* g, const int64_t* idx, int64_t P, int64_t V, int64_t d,
                                       void* dw, long long* status, cudaStream_t s);
 
-// ---------------------------------------------------------------- training (train.cu)
+// ---------------------------------------------------------------- training (positional.cu, optim.cu)
 
 // y = R_θ x pair by pair (ops/positional.h), θ = (start + t) · base^(−2i/d_h), direction −1 for −θ.
 // g spans (lead..., T, d_h/2): operand 0 y (contiguous, stride 2 on the last dimension), operand 1

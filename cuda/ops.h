@@ -1,7 +1,7 @@
 // cuda/ops.h — the kernels behind the ops on a CUDA tensor, as ops/ calls them (through
 // on_device, ops/device.h). Each is defined beside its kernels: cuda/elementwise.cpp (.cu),
 // cuda/rows.cpp (rows.cu, softmax.cu), cuda/gemm.cpp, cuda/attention.cpp (attention.cu,
-// attention_tiled_*.cu), cuda/train.cpp (train.cu). Plain C++: no CUDA header, so ops/ includes it
+// attention_tiled_*.cu), cuda/positional.cpp (positional.cu). Plain C++: no CUDA header, so ops/ includes it
 // in every build (a build without CUDA never calls these; HG_CUDA in ops/device.h leaves the calls
 // out).
 //
@@ -133,7 +133,7 @@ void attention_tiled_backward(const Tensor& q, const Tensor& k, const Tensor& v,
 Tensor attention_tiled_mask_grad(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                                  bool causal, const Tensor& O, const Tensor& L, const Tensor& dO);
 
-// ---------------------------------------------------------------- positions (train.cu)
+// ---------------------------------------------------------------- positions (positional.cu)
 
 // RoPE on interleaved pairs (ops/positional.h): x (..., T, d_h), any strides, d_h even ->
 // y = R_θ x (fresh, contiguous), θ = (start + t) · base^(−2i/d_h); direction −1 rotates by −θ

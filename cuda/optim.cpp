@@ -1,5 +1,5 @@
 // cuda/optim.cpp — the host side of the optimizer's step on the GPU (cuda/optim.h; the kernel is in
-// cuda/train.cu): checks, then one launch over the flat storage.
+// cuda/optim.cu): checks, then one launch over the flat storage.
 #include "cuda/device_ops.h"
 #include "cuda/optim.h"
 #include "cuda/runtime.h"

@@ -1,5 +1,5 @@
 // cuda/optim.h — the optimizer's step on the GPU, as nn/optim.cpp calls it (kernel in
-// cuda/train.cu, host side in cuda/optim.cpp). Plain C++: no CUDA header.
+// cuda/optim.cu, host side in cuda/optim.cpp). Plain C++: no CUDA header.
 #pragma once
 #include "engine/tensor.h"
 

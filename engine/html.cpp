@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-#include "engine/dot.h"
+#include "engine/graphviz.h"
 #include "engine/error.h"
 #include "engine/html_page.h"
 #include "engine/tape.h"

@@ -8,7 +8,7 @@
 // `self + value * t1 * t2` of addcmul_ compile to FMA instructions in its AVX2 kernels) the loops
 // call std::fma, and nowhere else: this file is compiled with contraction off so the compiler
 // cannot fuse any other product into a sum. With that, a step agrees bit for bit with Debian's
-// PyTorch 1.13 on this machine's CPU (tests/test_optim.cpp has its numbers).
+// PyTorch 1.13 on this machine's CPU (tests/nn/test_optim.cpp has its numbers).
 //
 // The loops write the parameters through raw pointers (the tape never sees an optimizer step)
 // and bump each parameter's version, so a backward through a graph saved before the step fails
@@ -183,7 +183,7 @@ void AdamW::step() {
     const double bias_correction2 = 1.0 - std::pow(o_.beta2, t);
     const double step_size = o_.lr / bias_correction1;
     const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-    // The same update on either device; on the GPU in one kernel (cuda/train.cu), no host round trip.
+    // The same update on either device; on the GPU in one kernel (cuda/optim.cu), no host round trip.
     const cuda::AdamWStep step{1.0 - o_.lr * o_.weight_decay, o_.beta1, 1.0 - o_.beta1, o_.beta2, 1.0 - o_.beta2,
                                bias_correction2_sqrt, o_.eps, -step_size};
     on_device("AdamW", {p, g, m_[i], v_[i]}, [&] {

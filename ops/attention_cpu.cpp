@@ -7,7 +7,7 @@
 // exponentiated, and dP lives in a per-thread scratch block instead of a (batch..., Tq, Tk)
 // tensor. Slices are independent, so they are spread over the threads (engine/strided.h).
 // attention() runs these; attention_trace keeps the op-by-op path (ops/attention.cpp), and the tests check
-// the two against each other (tests/test_attention.cpp, tests/test_parallel.cpp). How much faster
+// the two against each other (tests/ops/test_attention.cpp, tests/cpu/test_parallel.cpp). How much faster
 // the fused kernels are: bench/RESULTS.md, "What the step spends its time on, and what changed".
 
 #include <cblas.h>

@@ -23,7 +23,7 @@ namespace hg::attention_detail {
 // lowest value (adding it would leave a finite score, and a row of such scores would silently
 // become the average of the values). Otherwise its score is s plus the additive entry. A hidden
 // key's score is −inf, so the softmax gives it weight 0. cuda/attention_mask.cuh states the same
-// rule for the GPU; tests/test_attention.cpp and the GPU tests hold the two to each other.
+// rule for the GPU; tests/ops/test_attention.cpp and the GPU tests hold the two to each other.
 template <typename T>
 struct MaskRule {
   const uint8_t* boolean = nullptr;  // the boolean mask at this query's row, or null

@@ -18,7 +18,7 @@ const std::vector<OpInfo>& op_registry() {
       {"view", "nothing: the input's shape", "engine/views.cpp"},
       {"clone", "nothing: the gradient passes through", "engine/views.cpp"},
       {"to_dtype", "nothing: the gradient converts back", "engine/views.cpp", true, true, true, true, false,
-       "tests/test_engine.cpp, dtype conversion is differentiable"},
+       "tests/engine/test_engine.cpp, dtype conversion is differentiable"},
       {"to_device", "nothing: the gradient moves back", "engine/views.cpp", true, true, true, true, false,
        "tests/gpu/test_dispatch.cpp, engine copies across devices"},
       {"slice_backward", "nothing: its gradient is the same slice", "engine/views.cpp", true, true, true, true, true},
@@ -26,7 +26,7 @@ const std::vector<OpInfo>& op_registry() {
     };
     const OpInfo walk[] = {
       {"accumulate_grad", "nothing: a sum of two gradients, under create_graph", "engine/backward.cpp", true, true, true,
-       true, true, "tests/test_graph.cpp, Hessian-vector product"},
+       true, true, "tests/engine/test_graph.cpp, Hessian-vector product"},
     };
     std::vector<OpInfo> all(std::begin(views), std::end(views));
     for (std::span<const OpInfo> file : {elementwise_ops(), broadcast_ops(), reduce_ops(), matmul_ops(), softmax_ops(),

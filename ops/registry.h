@@ -3,7 +3,7 @@
 // runs on, and whether its backward is differentiable again (create_graph).
 //
 // The list of ops at a glance, as tinygrad's gradient.py and PyTorch's derivatives.yaml give it.
-// tests/test_registry.cpp holds it to what the ops actually record and to the gradcheck cases;
+// tests/ops/test_registry.cpp holds it to what the ops actually record and to the gradcheck cases;
 // the gradcheck program orders its rows by it; README's "Where each backward lives" table is
 // printed from it (`gradcheck --registry`) and checked against it by that test.
 #pragma once

@@ -1,9 +1,9 @@
-// tinycharlm_page FILE — writes the page of one TinyCharLM block's loss (tests/tinycharlm_page.h)
+// tinycharlm_page FILE — writes the page of one TinyCharLM block's loss (tests/browser/tinycharlm_page.h)
 // for the browser test to walk.
 #include <fmt/format.h>
 
 #include "handgrad.h"
-#include "tinycharlm_page.h"
+#include "browser/tinycharlm_page.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -156,7 +156,7 @@ void check_paths(Kind kind, DType t, const Problem& p, std::initializer_list<Pat
   CAPTURE(std::string(kind_name(kind)));
   CAPTURE(std::string(dtype_name(t)));
   const Result cpu = run(p, Device::cpu, DType::f64, Path::materialized);  // on the values the GPU gets
-  // The keys the NaN row sees, as the CPU's gradients show them (tests/test_attention_nan.cpp holds
+  // The keys the NaN row sees, as the CPU's gradients show them (tests/ops/test_attention_nan.cpp holds
   // the CPU to the rule).
   const int64_t Tk = p.k.size(2);
   std::vector<bool> seen(static_cast<size_t>(Tk));

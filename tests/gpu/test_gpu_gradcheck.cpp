@@ -1,5 +1,5 @@
-// Every op's float64 gradcheck, run on the GPU: the same cases as tests/test_gradcheck.cpp and the
-// `gradcheck` table (tests/gradcheck_cases.h), through the one helper with {.device = cuda}, so
+// Every op's float64 gradcheck, run on the GPU: the same cases as tests/ops/test_gradcheck.cpp and the
+// `gradcheck` table (tests/cases/gradcheck_cases.h), through the one helper with {.device = cuda}, so
 // the forward, the backward and every finite-difference evaluation run on the CUDA kernels.
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../gradcheck_cases.h"  // the shared case list (tests/gradcheck_cases.h)
+#include "cases/gradcheck_cases.h"  // the shared case list (tests/cases/gradcheck_cases.h)
 #include "handgrad.h"
 
 using namespace hg;

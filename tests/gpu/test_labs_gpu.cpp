@@ -1,6 +1,6 @@
 // The labs with --device cuda: every case function of the labs' library (labs/*_case.h) run on
 // the GPU and on the CPU, each number the lab prints compared, ‖gpu − cpu‖ / ‖cpu‖ < 1e-12 in
-// float64, and the comparisons with the texts' numbers of tests/test_labs.cpp repeated on the
+// float64, and the comparisons with the texts' numbers of tests/labs/test_labs.cpp repeated on the
 // GPU's numbers. One MESSAGE per case gives its largest difference.
 //
 // Finite differences are the one exception to 1e-12: each is (L(x + eps) − L(x − eps)) / 2eps
@@ -24,7 +24,7 @@
 #include "labs/saturation_case.h"
 #include "labs/shapes_case.h"
 #include "labs/three_token_case.h"
-#include "../test_util.h"
+#include "test_util.h"
 
 using namespace hg;
 using namespace hg::gpu_test;

@@ -1,7 +1,7 @@
 // Every differentiable op through the one gradcheck helper, contiguous and non-contiguous.
 #include <doctest/doctest.h>
 
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 using namespace hg;
 

@@ -1,7 +1,7 @@
 // Gradcheck cases for ops/positional.h. rope is the one differentiable op here (alibi_bias and
 // sinusoidal_positions are constants). The helper adds the stride-2 layout of every input; the
 // permuted case below adds the (B, H, T, d_h) head view that the model takes from its fused qkv.
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 #include "ops/elementwise.h"
 #include "ops/positional.h"
 

@@ -1,4 +1,4 @@
-// engine/dot.h — the graph drawn: what a result reaches, in Graphviz's DOT language.
+// engine/graphviz.h — the graph drawn: what a result reaches, in Graphviz's DOT language.
 #pragma once
 #include <string>
 

@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 using namespace hg;
 
@@ -84,7 +84,7 @@ TEST_CASE("registry: every op the gradcheck cases record has a row, and every ro
     if (!op.checked_by.empty()) continue;  // checked by the test it names, not by central differences
     const bool covered = op.from_backward ? in_backward.count(std::string(op.name)) > 0
                                           : in_forward.count(std::string(op.name)) > 0;
-    INFO("the registry claims '" << op.name << "' but no gradcheck case records it; add a case to tests/cases_*.cpp");
+    INFO("the registry claims '" << op.name << "' but no gradcheck case records it; add a case to tests/cases/cases_*.cpp");
     CHECK(covered);
     if (op.cuda && !op.from_backward) {
       INFO("the registry claims '" << op.name << "' on cuda but no gradcheck case that runs on cuda records it");

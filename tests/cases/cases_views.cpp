@@ -1,5 +1,5 @@
 // Gradcheck cases for the views and copies of engine/views.cpp and ops/broadcast.h.
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

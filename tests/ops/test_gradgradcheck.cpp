@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 using namespace hg;
 

@@ -340,11 +340,11 @@ TEST_CASE("safetensors: a checkpoint cut at every length fails cleanly; corrupt 
   CHECK(loaded + refused == static_cast<int>(header_end * 7));
 }
 
-// The fixture tests/safetensors_check.py reads (an independent, stdlib-only parser). With
+// The fixture tests/nn/safetensors_check.py reads (an independent, stdlib-only parser). With
 // HANDGRAD_ST_FIXTURE=FILE the file is kept there:
 //   HANDGRAD_ST_FIXTURE=/tmp/fx.safetensors build/tests/handgrad_tests -tc='*fixture*'
-//   python3 tests/safetensors_check.py /tmp/fx.safetensors
-TEST_CASE("safetensors: the fixture for tests/safetensors_check.py") {
+//   python3 tests/nn/safetensors_check.py /tmp/fx.safetensors
+TEST_CASE("safetensors: the fixture for tests/nn/safetensors_check.py") {
   TempDir tmp;
   const char* keep = std::getenv("HANDGRAD_ST_FIXTURE");
   const std::string p = keep ? std::string(keep) : tmp.path("fixture.safetensors");

@@ -1,5 +1,5 @@
 // Gradcheck cases for ops/elementwise.h: each binary op with equal shapes and with broadcasting.
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

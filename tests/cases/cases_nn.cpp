@@ -3,7 +3,7 @@
 // gradcheck inputs, so the perturbed values flow through Linear::forward / Embedding::forward.
 #include <memory>
 
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 #include "nn/module.h"
 
 namespace hg::cases {

@@ -1,4 +1,4 @@
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

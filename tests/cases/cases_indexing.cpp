@@ -1,6 +1,6 @@
 // Gradcheck cases for ops/indexing.h: masked_fill, where, embedding, concat, chunk, split.
 // Masks and indices are passed as inputs that do not require grad, so gradcheck holds them fixed.
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

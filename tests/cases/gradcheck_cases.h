@@ -1,4 +1,4 @@
-// tests/gradcheck_cases.h — every differentiable op, as a gradcheck case on fresh random inputs.
+// tests/cases/gradcheck_cases.h — every differentiable op, as a gradcheck case on fresh random inputs.
 // Used by the doctest suites (one assertion per case) and by the `gradcheck` program (one table).
 //
 // A case runs unchanged on either device: gradcheck copies its inputs to the device being
@@ -27,7 +27,7 @@ struct GradcheckCase {
 // All cases, built from a fixed seed (the same inputs run after run).
 std::vector<GradcheckCase> all_cases(uint64_t seed = 7);
 
-// One function per op family, each in its own tests/cases_<family>.cpp.
+// One function per op family, each in its own tests/cases/cases_<family>.cpp.
 void add_view_cases(std::vector<GradcheckCase>& out, Generator& gen);         // cases_views.cpp
 void add_elementwise_cases(std::vector<GradcheckCase>& out, Generator& gen);  // cases_elementwise.cpp
 void add_reduce_cases(std::vector<GradcheckCase>& out, Generator& gen);       // cases_reduce.cpp

@@ -7,7 +7,7 @@ data_offsets that tile the data section exactly and end at the end of the file),
 tensors of handgrad's fixture with values it recomputes here.
 
     HANDGRAD_ST_FIXTURE=/tmp/fx.safetensors build/tests/handgrad_tests -tc='*fixture*'
-    python3 tests/safetensors_check.py /tmp/fx.safetensors
+    python3 tests/nn/safetensors_check.py /tmp/fx.safetensors
 
 Any other safetensors file can be given too; then only the format is checked (and the tensors
 listed). Exit status 0 when every check passes.
@@ -77,7 +77,7 @@ def read(path):
 
 
 def expected_fixture():
-    """The values tests/test_checkpoint.cpp writes into its fixture, recomputed."""
+    """The values tests/nn/test_checkpoint.cpp writes into its fixture, recomputed."""
     f32 = [struct.unpack("<f", struct.pack("<f", 0.5 * k - 2.25))[0] for k in range(12)]
     f64 = [1.0 / (k + 3) for k in range(5)]
     i64 = [k * k * 1000003 - 7 for k in range(4)]

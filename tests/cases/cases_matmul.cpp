@@ -1,7 +1,7 @@
 // Gradcheck cases for ops/matmul.h: 2-D, batched, broadcast batches, 1-D operands, a transposed
 // operand (read by gemm in place as CblasTrans). The helper adds the non-contiguous layout,
 // which sends the operands through the contiguous-copy path.
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

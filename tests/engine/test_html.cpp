@@ -12,7 +12,7 @@
 #include "handgrad.h"
 #include "labs/three_token_case.h"
 #include "nn/tinycharlm.h"
-#include "tinycharlm_page.h"
+#include "browser/tinycharlm_page.h"
 
 using namespace hg;
 using namespace hg::lab;

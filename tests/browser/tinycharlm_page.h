@@ -1,4 +1,4 @@
-// tests/tinycharlm_page.h — one TinyCharLM block's cross-entropy loss on a batch of two short
+// tests/browser/tinycharlm_page.h — one TinyCharLM block's cross-entropy loss on a batch of two short
 // sequences, ready for to_html: what a user writes to step through a graph of their own. Used by
 // test_html.cpp (the page's data) and tinycharlm_page.cpp (the page the browser test walks).
 #pragma once

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

@@ -1,5 +1,5 @@
 // Gradcheck cases for ops/loss.h: cross_entropy with and without ignored targets.
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

@@ -1,5 +1,5 @@
 // Gradcheck cases for ops/reduce.h.
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

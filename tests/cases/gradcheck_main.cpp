@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/backend.h"
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 using namespace hg;
 

@@ -2,7 +2,7 @@
 // dimension, with a fully masked (-inf) row, the row rule as an op, and the Jacobian.
 #include <limits>
 
-#include "gradcheck_cases.h"
+#include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
 

@@ -1,5 +1,5 @@
-// cuda/train.cpp — the host side of the positions' device ops (kernels: cuda/train.cu): RoPE,
-// the ALiBi bias, the sinusoidal table. The AdamW update's host side is cuda/optim.cpp.
+// cuda/positional.cpp — the host side of the positions' device ops (kernels: cuda/positional.cu):
+// RoPE, the ALiBi bias, the sinusoidal table. The AdamW update's host side is cuda/optim.cpp.
 #include "cuda/device_ops.h"
 #include "cuda/runtime.h"
 

@@ -1,5 +1,5 @@
-// engine/dot.cpp — to_dot: the tape of a result, drawn. Reads the graph only; records nothing.
-#include "engine/dot.h"
+// engine/graphviz.cpp — to_dot: the tape of a result, drawn. Reads the graph only; records nothing.
+#include "engine/graphviz.h"
 
 #include <fmt/format.h>
 
