@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
       "{{{}, \"level\": \"{}\", \"lanes\": {}, \"fma_peak_gflops_1_thread\": {:.2f}, \"threads\": {}, "
       "\"fma_peak_gflops\": {:.2f}}}",
       bench::machine_json_fields(), cpu::name(all.level), all.lanes, one.gflops, threads, all.gflops);
-  fmt::print("{}: float32 FMA peak at {} ({} lanes): {:.1f} GFLOP/s on 1 thread, {:.1f} GFLOP/s on {} threads\n",
-             bench::cpu_model(), cpu::name(all.level), all.lanes, one.gflops, all.gflops, threads);
+  fmt::print("{}: float32 FMA peak at {} ({} lanes): {:.1f} GFLOP/s on 1 thread, {:.1f} GFLOP/s on {} thread{}\n",
+             bench::cpu_model(), cpu::name(all.level), all.lanes, one.gflops, all.gflops, threads, threads == 1 ? "" : "s");
   fmt::print("{}\n", line);
   if (!json.empty()) {
     std::ofstream f(json);

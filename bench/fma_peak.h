@@ -24,50 +24,49 @@ namespace hg::bench {
 namespace fma_detail {
 
 // The 12 chains' multiplier keeps the accumulators finite for any number of iterations:
-// acc · 0.999999 + 1e-6 converges to 1 instead of overflowing.
-constexpr float kMul = 0.999999f, kAdd = 1e-6f;
+// acc · 0.999999 + 1e-6 converges to 1 instead of overflowing. The loop is a macro, not a
+// template, because the intrinsics may only be inlined into a function compiled for their level
+// (the target attribute), and a template called from one is not.
+#define HG_FMA_CHAINS(V, SET, FMA, REDUCE)                                                           \
+  const V m = SET(0.999999f), c = SET(1e-6f);                                                     \
+  V a0 = SET(1.0f), a1 = SET(1.1f), a2 = SET(1.2f), a3 = SET(1.3f), a4 = SET(1.4f), a5 = SET(1.5f);  \
+  V a6 = SET(1.6f), a7 = SET(1.7f), a8 = SET(1.8f), a9 = SET(1.9f), a10 = SET(2.0f), a11 = SET(2.1f); \
+  for (int64_t i = 0; i < iters; ++i) {                                                            \
+    a0 = FMA(a0, m, c), a1 = FMA(a1, m, c), a2 = FMA(a2, m, c), a3 = FMA(a3, m, c);                \
+    a4 = FMA(a4, m, c), a5 = FMA(a5, m, c), a6 = FMA(a6, m, c), a7 = FMA(a7, m, c);                \
+    a8 = FMA(a8, m, c), a9 = FMA(a9, m, c), a10 = FMA(a10, m, c), a11 = FMA(a11, m, c);            \
+  }                                                                                                \
+  return REDUCE(a0) + REDUCE(a1) + REDUCE(a2) + REDUCE(a3) + REDUCE(a4) + REDUCE(a5) + REDUCE(a6) + \
+         REDUCE(a7) + REDUCE(a8) + REDUCE(a9) + REDUCE(a10) + REDUCE(a11)
 
-template <typename V, typename Fma, typename Set>
-inline float chains(int64_t iters, Fma fma, Set set, float (*reduce)(V)) {
-  const V m = set(kMul), c = set(kAdd);
-  V a0 = set(1.0f), a1 = set(1.1f), a2 = set(1.2f), a3 = set(1.3f), a4 = set(1.4f), a5 = set(1.5f);
-  V a6 = set(1.6f), a7 = set(1.7f), a8 = set(1.8f), a9 = set(1.9f), a10 = set(2.0f), a11 = set(2.1f);
-  for (int64_t i = 0; i < iters; ++i) {
-    a0 = fma(a0, m, c), a1 = fma(a1, m, c), a2 = fma(a2, m, c), a3 = fma(a3, m, c);
-    a4 = fma(a4, m, c), a5 = fma(a5, m, c), a6 = fma(a6, m, c), a7 = fma(a7, m, c);
-    a8 = fma(a8, m, c), a9 = fma(a9, m, c), a10 = fma(a10, m, c), a11 = fma(a11, m, c);
-  }
-  return reduce(a0) + reduce(a1) + reduce(a2) + reduce(a3) + reduce(a4) + reduce(a5) + reduce(a6) + reduce(a7) +
-         reduce(a8) + reduce(a9) + reduce(a10) + reduce(a11);
-}
-
+__attribute__((target("avx512f"))) inline float lane0_512(__m512 v) { return _mm512_reduce_add_ps(v); }
+__attribute__((target("avx512f"))) inline __m512 fma512(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
 __attribute__((target("avx512f"))) inline float run_avx512(int64_t iters) {
-  return chains<__m512>(
-      iters, [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); },
-      [](float v) { return _mm512_set1_ps(v); }, [](__m512 v) { return _mm512_reduce_add_ps(v); });
+  HG_FMA_CHAINS(__m512, _mm512_set1_ps, fma512, lane0_512);
 }
 
+__attribute__((target("avx2,fma"))) inline float sum256(__m256 v) {
+  alignas(32) float x[8];
+  _mm256_store_ps(x, v);
+  return x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7];
+}
+__attribute__((target("avx2,fma"))) inline __m256 fma256(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
 __attribute__((target("avx2,fma"))) inline float run_avx2(int64_t iters) {
-  return chains<__m256>(
-      iters, [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); },
-      [](float v) { return _mm256_set1_ps(v); },
-      [](__m256 v) {
-        alignas(32) float x[8];
-        _mm256_store_ps(x, v);
-        return x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7];
-      });
+  HG_FMA_CHAINS(__m256, _mm256_set1_ps, fma256, sum256);
 }
 
-inline float run_sse2(int64_t iters) {
-  return chains<__m128>(
-      iters, [](__m128 a, __m128 b, __m128 c) { return _mm_add_ps(_mm_mul_ps(a, b), c); },
-      [](float v) { return _mm_set1_ps(v); },
-      [](__m128 v) {
-        alignas(16) float x[4];
-        _mm_store_ps(x, v);
-        return x[0] + x[1] + x[2] + x[3];
-      });
+// The baseline (SSE2) has no fused multiply-add: a multiply and an add, 2 flops a lane as well.
+inline float sum128(__m128 v) {
+  alignas(16) float x[4];
+  _mm_store_ps(x, v);
+  return x[0] + x[1] + x[2] + x[3];
 }
+inline __m128 muladd128(__m128 a, __m128 b, __m128 c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+inline float run_sse2(int64_t iters) {
+  HG_FMA_CHAINS(__m128, _mm_set1_ps, muladd128, sum128);
+}
+
+#undef HG_FMA_CHAINS
 
 }  // namespace fma_detail
 
