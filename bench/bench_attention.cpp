@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "fma_peak.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "engine/strided.h"
@@ -142,6 +143,9 @@ int main(int argc, char** argv) {
     out["ms_median"] = bench::median(ms);
     out["ms_min"] = *std::min_element(ms.begin(), ms.end());
     out["cpu_ms_median"] = bench::median(cpu);
+    // The cores' float32 FMA peak at the kernel level in use, measured in this run after the timed
+    // iterations (bench/fma_peak.h); bench/run-attention prints each rate as a share of it.
+    out["fma_peak_gflops"] = bench::measure_fma_peak(num_threads()).gflops;
     fmt::print("{}\n", out.dump());
     return 0;
   } catch (const Error& e) {

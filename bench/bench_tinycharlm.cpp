@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "fma_peak.h"
 #include "engine/random.h"
 #include "cpu/kernels.h"
 #include "engine/strided.h"
@@ -316,6 +317,11 @@ int main(int argc, char** argv) {
     const double gflop = flop_per_step(a.batch, a.seq - 1, a.d, a.heads, a.blocks, model_config(a).vocab) * 1e-9;
     out += fmt::format(", \"d\": {}, \"heads\": {}, \"blocks\": {}, \"gflop_per_step\": {:.4f}, \"gflops\": {:.2f}",
                        a.d, a.heads, a.blocks, gflop, gflop / (median(t.step) * 1e-3));
+    // The cores' float32 FMA peak at the kernel level in use, measured now, in this run
+    // (bench/fma_peak.h): the step's rate as a share of what the cores can do.
+    const bench::FmaPeak peak = bench::measure_fma_peak(num_threads());
+    out += fmt::format(", \"fma_peak_gflops\": {:.2f}, \"fma_peak_lanes\": {}, \"share_of_fma_peak\": {:.4f}",
+                       peak.gflops, peak.lanes, gflop / (median(t.step) * 1e-3) / peak.gflops);
     if (a.gemm_rate) {
       const int64_t m = a.batch * (a.seq - 1), k = a.d, n = 3 * a.d;
       out += fmt::format(", \"gemm_shape\": [{}, {}, {}], \"gemm_gflops\": {:.2f}", m, k, n,
