@@ -1,7 +1,7 @@
 #include "three_token_case.h"
+#include "three_token_faults.h"
 
 #include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -244,17 +244,6 @@ Tensor recorded_faulty(const OpDef& def, const std::vector<Tensor>& inputs, Tens
   record(def, inputs, {out}, std::move(saved), std::move(backward));
   return out;
 }
-
-constexpr OpDef kSoftmaxNoGbar{.name = "softmax (broken: no −ḡ)", .saves = {{"output", "dS = P ∘ dP, wrongly"}},
-                               .derivation = "labs/three_token_case.cpp"};
-constexpr OpDef kMatmulUntransposed{.name = "matmul (broken: dK untransposed)",
-                                    .saves = {{"left operand a", "db"}, {"right operand b", "da"}},
-                                    .derivation = "labs/three_token_case.cpp"};
-constexpr OpDef kMatmulWrongDv{.name = "matmul (broken: dV = P dO)",
-                               .saves = {{"left operand a", "db"}, {"right operand b", "da"}},
-                               .derivation = "labs/three_token_case.cpp"};
-constexpr OpDef kScaleForgotten{.name = "mul (broken: scale forgotten)", .saves_nothing = "it forgets the scale",
-                                .derivation = "labs/three_token_case.cpp"};
 
 // softmax with dS = P ∘ dP: the row rule without its −ḡ.
 Tensor softmax_without_gbar(const Tensor& S) {

@@ -53,7 +53,7 @@ TEST_CASE("gradcheck on cuda: noncontiguous_copy keeps a CUDA tensor's values an
 
 TEST_CASE("gradcheck on cuda: a wrong backward fails, and the report names the device") {
   static constexpr OpDef kWrongSquare{.name = "wrong_square", .saves = {{"input", "2x (claimed: 3x)"}},
-                                      .derivation = "tests/test_gradcheck.cpp", .second_order = false};
+                                      .derivation = "tests/gpu/test_gpu_gradcheck.cpp", .second_order = false};
   auto wrong = [](const std::vector<Tensor>& x) {  // forward x^2, backward claims 3x
     Tensor out;
     {
