@@ -12,7 +12,7 @@
 //                       [--iters 10] [--no-torch] [--python EXE] [--help]
 //
 // Every path in --paths (materialized: S and P in full; tiled: FlashAttention-2's kernels of
-// cuda/attention_tiled.cu; automatic) is checked and timed; the peer is PyTorch's
+// cuda/attention_tiled_*.cu; automatic) is checked and timed; the peer is PyTorch's
 // scaled_dot_product_attention, whose memory-efficient backend takes float32.
 //
 // B·H is split as H = gcd(B·H, 8), B = B·H / H (the peer does the same). --python names the

@@ -55,6 +55,10 @@ Tensor sum_grads(const Tensor& a, const Tensor& b) {
 
 // a + b recorded as a node of its own, for summing gradients under create_graph (the engine
 // cannot call ops/). Its backward passes the incoming gradient to both: trivially composed.
+constexpr OpDef kAccumulateGrad{.name = "accumulate_grad", .saves_nothing = "two gradients added, under create_graph",
+                                .derivation = "engine/backward.cpp", .from_backward = true,
+                                .checked_by = "tests/engine/test_graph.cpp, Hessian-vector product"};
+
 Tensor add_recorded(const Tensor& a, const Tensor& b) {
   Tensor out;
   {
@@ -62,9 +66,9 @@ Tensor add_recorded(const Tensor& a, const Tensor& b) {
     out = sum_grads(a, b);
   }
   if (should_record({a, b}))
-    record("accumulate_grad", {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kAccumulateGrad, {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0], g[0]};
-    }, DoubleBackward::composed);
+    });
   return out;
 }
 
@@ -120,13 +124,15 @@ std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_
   return out;
 }
 
-// Runs a node's backward. Under create_graph, a backward made of recorded ops records itself;
-// a first-order one runs unrecorded and its gradients get a node that refuses to be walked.
+// Runs a node's backward, the engine's choice: without create_graph the fused backward where the
+// op has one (else the composed); under create_graph a composed backward, which records itself.
+// An op without a second order runs its raw backward unrecorded, and its gradients get a node that
+// refuses to be walked.
 std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vector<Tensor>& gout, bool create_graph) {
   if (!n->backward) fail(n->op, "has no backward function; it cannot be differentiated");
-  const bool composed = n->double_backward == DoubleBackward::composed;
-  std::vector<Tensor> saved = unpack_saved(n, create_graph && composed);
-  if (!create_graph || composed) return n->backward(gout, saved);
+  if (!create_graph) return (n->fused ? n->fused : n->backward)(gout, unpack_saved(n, false));
+  if (n->second_order()) return n->backward(gout, unpack_saved(n, true));
+  std::vector<Tensor> saved = unpack_saved(n, false);
 
   std::vector<Tensor> gin;
   {
@@ -143,12 +149,12 @@ std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vec
     if (g.defined()) marked.push_back(g = g.detach());
   if (!depends_on.empty() && !marked.empty()) {
     const std::string op = n->op, site = n->call_site();
-    record(op + "_backward", depends_on, marked, {}, [op, site](const std::vector<Tensor>&, const std::vector<Tensor>&)
+    record_node(op + "_backward", nullptr, depends_on, marked, {}, [op, site](const std::vector<Tensor>&, const std::vector<Tensor>&)
            -> std::vector<Tensor> {
              fail(op, "double backward of {} is not implemented (the node recorded at {}): its backward is a "
                   "fused kernel without a derivative of its own. Differentiate twice only through ops whose "
                   "backward is differentiable (the gradcheck program's second-order rows list them).", op, site);
-           });
+           }, nullptr, Site::current());
   }
   return gin;
 }
@@ -263,6 +269,7 @@ class Walk {
         sv.node.reset();
       }
       n->backward = nullptr;
+      n->fused = nullptr;
       n->freed = true;
     }
   }
@@ -323,6 +330,11 @@ Tensor seed_for(const char* op, const Tensor& root, const Tensor& seed) {
 }
 
 }  // namespace
+
+std::span<const OpDef* const> gradient_defs() {
+  static const OpDef* const defs[] = {&kAccumulateGrad};
+  return defs;
+}
 
 void backward(const Tensor& root, const Tensor& seed, const BackwardOptions& opts) {
   Walk(opts.retain_graph || opts.create_graph, opts.create_graph, opts.observer, nullptr)

@@ -128,16 +128,56 @@ void check_forward(const Node& n, const std::vector<Tensor>& inputs, const std::
            "division by zero).", k, shape_str(outputs[k].shape()), shapes_of(n.inputs), n.call_site());
 }
 
+// The saved tensors held to the definition: each label one it lists; every label it lists as
+// always saved, saved; and in the order it lists them (the backward reads them by position).
+void check_saves(const OpDef& def, const std::vector<SavedTensor>& saved) {
+  const std::span<const SavedLabel> listed = def.saved_labels();
+  auto listed_at = [&](const std::string& what) {
+    return std::find_if(listed.begin(), listed.end(), [&](const SavedLabel& l) { return l.label == what; });
+  };
+  for (const SavedTensor& s : saved)
+    if (listed_at(s.what) == listed.end())
+      fail(def.name, "its backward saves the tensor \"{}\", which its definition does not list; list each saved "
+           "tensor in the definition's saves, with why the backward needs it (or don't save it)", s.what);
+  for (const SavedLabel& l : listed)
+    if (l.when.empty() && std::none_of(saved.begin(), saved.end(), [&](const SavedTensor& s) { return s.what == l.label; }))
+      fail(def.name, "its definition lists \"{}\" as saved (always), but the backward did not save it; save it, "
+           "or say in the definition when it is saved (or remove it)", l.label);
+  for (size_t k = 1; k < saved.size(); ++k)
+    if (listed_at(saved[k].what) <= listed_at(saved[k - 1].what))
+      fail(def.name, "its backward saves \"{}\" after \"{}\": out of order (or twice) for its definition, which "
+           "lists them in the order the backward reads them", saved[k].what, saved[k - 1].what);
+}
+
 }  // namespace
 
-void record(std::string op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            std::vector<SavedTensor> saved, BackwardFn backward, DoubleBackward double_backward,
-            Site where) {
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, Site where) {
+  record(def, inputs, outputs, std::move(saved), std::move(backward), nullptr, where);
+}
+
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where) {
+  check_saves(def, saved);
+  if (fused && def.fused.empty())
+    fail(def.name, "was recorded with a fused backward that its definition does not name; describe it in the "
+         "definition's `fused`");
+  if (!fused && !def.fused.empty())
+    fail(def.name, "its definition names a fused backward ({}) but none was recorded; pass it to record() beside "
+         "the composed backward", def.fused);
+  if (fused && !def.second_order)
+    fail(def.name, "was recorded with a fused backward beside a backward its definition says is not composed "
+         "(second_order = false); give one backward, the raw kernel");
+  record_node(std::string(def.name), &def, inputs, outputs, std::move(saved), std::move(backward), std::move(fused), where);
+}
+
+void record_node(std::string op, const OpDef* def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                 std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where) {
   auto node = std::make_shared<Node>();
   node->op = std::move(op);
   node->seq = g_next_seq++;
+  node->def = def;
   node->where = where;
-  node->double_backward = double_backward;
   for (const Tensor& in : inputs) {
     InputSlot s;
     if (in.defined()) {
@@ -172,6 +212,7 @@ void record(std::string op, const std::vector<Tensor>& inputs, const std::vector
   }
   node->saved = std::move(saved);
   node->backward = std::move(backward);
+  node->fused = std::move(fused);
   if (anomaly_enabled()) check_forward(*node, inputs, outputs);
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/op_def.h"
 #include "engine/tensor.h"
 
 namespace hg {
@@ -111,25 +112,25 @@ struct SavedTensor {
 using BackwardFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& grad_outputs,
                                                      const std::vector<Tensor>& saved)>;
 
-// Whether a backward can itself be differentiated (create_graph). `composed`: the backward calls
-// recorded ops only (or ops with their own hand-derived backward), so under create_graph it
-// records itself. `first_order`: it calls raw kernels; under create_graph its gradients are
-// marked so that differentiating them fails with "double backward of <op> is not implemented".
-enum class DoubleBackward { first_order, composed };
-
 struct Node {
-  std::string op;
+  std::string op;             // its definition's name (or, for a gradient that refuses a second order, "<op>_backward")
+  const OpDef* def = nullptr;  // what it is: the definition it was recorded with
   uint64_t seq = 0;  // recording order across the process: sorting a graph's nodes by it gives its tape
   std::vector<InputSlot> inputs;
   std::vector<OutputSlot> outputs;
   std::vector<SavedTensor> saved;
+  // The backward. With a definition that has a second order it is made of recorded ops (composed),
+  // and `fused`, when given, is the raw-kernel first-order one: backward() runs `fused` when no graph
+  // is being created, `backward` under create_graph. Without a second order, `backward` is a raw
+  // kernel, run unrecorded under create_graph with its gradients marked as not differentiable.
   BackwardFn backward;
-  DoubleBackward double_backward = DoubleBackward::first_order;
+  BackwardFn fused;
   Site where;  // the call that recorded it (the public op's caller)
   bool freed = false;          // backward ran without retain_graph: saved tensors and backward dropped
   // register_hook on a non-leaf output: run on its whole gradient before this node's backward.
   std::vector<std::pair<uint32_t, std::function<Tensor(const Tensor&)>>> hooks;
 
+  bool second_order() const { return def && def->second_order; }
   std::string str() const;  // one line: op, inputs -> outputs, saved
   std::string call_site() const;  // "file.cpp:42"
   Node();
@@ -152,11 +153,15 @@ bool should_record(const std::vector<Tensor>& inputs);
 // Save a tensor for backward (a detached alias plus its current version and its origin).
 SavedTensor save(const Tensor& t, std::string what);
 
-// Record one node for op `op`. Marks each output as requiring grad and produced by this node.
+// Record one node of the op `def` defines, with its composed backward (and, where the definition
+// names one, its fused backward). Marks each output as requiring grad and produced by this node.
+// Checks the saved tensors against the definition: saving a label it does not list (or out of its
+// order), or not saving one it lists as always saved, is an hg::Error naming the op and the label.
 // Under anomaly mode, checks the outputs for NaN/Inf made from finite inputs.
-void record(std::string op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            std::vector<SavedTensor> saved, BackwardFn backward,
-            DoubleBackward double_backward = DoubleBackward::first_order, Site where = Site::current());
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, Site where = Site::current());
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where = Site::current());
 
 // ---------------------------------------------------------------- backward
 

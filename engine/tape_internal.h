@@ -2,6 +2,7 @@
 // Not part of the API.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/tape.h"
@@ -13,5 +14,9 @@ std::vector<std::shared_ptr<Node>> reach(const std::vector<std::shared_ptr<Node>
 
 // Anomaly mode, backward: finite gradients in and NaN/Inf out names the op and its call site.
 void check_backward(const Node& n, const std::vector<Tensor>& gout, const std::vector<Tensor>& gin);
+
+// record() without a definition to check against: a node named `op` (def may be null).
+void record_node(std::string op, const OpDef* def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                 std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where);
 
 }  // namespace hg

@@ -20,15 +20,20 @@ namespace {
 
 // Record a single-input, single-output op if needed and return its output. Every backward here
 // is itself a view or copy of the gradient, made of recorded ops: differentiable again.
-Tensor recorded(const char* op, const Tensor& in, Tensor out, BackwardFn fn, Site where) {
-  if (should_record({in})) record(op, {in}, {out}, {}, std::move(fn), DoubleBackward::composed, where);
+Tensor recorded(const OpDef& def, const Tensor& in, Tensor out, BackwardFn fn, Site where) {
+  if (should_record({in})) record(def, {in}, {out}, {}, std::move(fn), where);
   return out;
 }
 
 // The backward of slice and select: the gradient g placed, where `read` reads, into zeros of the
 // base's shape. It is linear in g, so its own backward reads the same place of its incoming
-// gradient; recorded (under create_graph) as "<op>_backward".
-Tensor place_in_zeros(const char* op, const Tensor& g, const Shape& base_shape,
+// gradient; recorded (under create_graph) as `def`, "<op>_backward".
+constexpr OpDef kSliceBackward{.name = "slice_backward", .saves_nothing = "its gradient is the same slice",
+                               .derivation = "engine/views.cpp", .from_backward = true};
+constexpr OpDef kSelectBackward{.name = "select_backward", .saves_nothing = "its gradient is the same select",
+                                .derivation = "engine/views.cpp", .from_backward = true};
+
+Tensor place_in_zeros(const OpDef& def, const Tensor& g, const Shape& base_shape,
                       const std::function<Tensor(const Tensor&)>& read) {
   Tensor gin = zeros(base_shape, g.dtype(), g.device());
   {
@@ -36,15 +41,18 @@ Tensor place_in_zeros(const char* op, const Tensor& g, const Shape& base_shape,
     read(gin).copy_(g);
   }
   if (should_record({g}))
-    record(fmt::format("{}_backward", op), {g}, {gin}, {}, [read](const std::vector<Tensor>& gg, const std::vector<Tensor>&) {
+    record(def, {g}, {gin}, {}, [read](const std::vector<Tensor>& gg, const std::vector<Tensor>&) {
       return std::vector<Tensor>{read(gg[0])};
-    }, DoubleBackward::composed);
+    });
   return gin;
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------- permute / transpose
+
+constexpr OpDef kPermute{.name = "permute", .saves_nothing = "the inverse permutation is a number list",
+                         .derivation = "engine/views.cpp"};
 
 Tensor Tensor::permute(const Shape& order, Site where) const {
   check_defined("permute");
@@ -62,7 +70,7 @@ Tensor Tensor::permute(const Shape& order, Site where) const {
   }
   Tensor out = make_view(*this, shp, st, offset());
   // forward: out[i0..] = x[i_order...]; backward permutes the gradient back with the inverse order
-  return recorded("permute", *this, out, [inverse](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kPermute, *this, out, [inverse](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].permute(inverse)};
   }, where);
 }
@@ -76,6 +84,9 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1, Site where) const {
 }
 
 // ---------------------------------------------------------------- slice / select
+
+constexpr OpDef kSlice{.name = "slice", .saves_nothing = "the gradient goes into zeros where the slice reads",
+                       .derivation = "engine/views.cpp"};
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site where) const {
   check_defined("slice");
@@ -93,10 +104,12 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site w
   Tensor out = make_view(*this, shp, st, offset() + start * strides()[d]);
   // backward: the slice's gradient lands in its place in a zero tensor of the base's shape
   Shape base_shape = shape();
-  return recorded("slice", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-    return std::vector<Tensor>{place_in_zeros("slice", g[0], base_shape, [=](const Tensor& b) { return b.slice(d, start, end, step); })};
+  return recorded(kSlice, *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{place_in_zeros(kSliceBackward, g[0], base_shape, [=](const Tensor& b) { return b.slice(d, start, end, step); })};
   }, where);
 }
+
+constexpr OpDef kSelect{.name = "select", .saves_nothing = "as slice, one index", .derivation = "engine/views.cpp"};
 
 Tensor Tensor::select(int64_t d, int64_t index, Site where) const {
   check_defined("select");
@@ -111,8 +124,8 @@ Tensor Tensor::select(int64_t d, int64_t index, Site where) const {
   st.erase(st.begin() + d);
   Tensor out = make_view(*this, shp, st, offset() + i * strides()[d]);
   Shape base_shape = shape();
-  return recorded("select", *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-    return std::vector<Tensor>{place_in_zeros("select", g[0], base_shape, [=](const Tensor& b) { return b.select(d, i); })};
+  return recorded(kSelect, *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{place_in_zeros(kSelectBackward, g[0], base_shape, [=](const Tensor& b) { return b.select(d, i); })};
   }, where);
 }
 
@@ -183,6 +196,8 @@ Shape infer_shape(const char* op, const Shape& from, Shape to) {
 
 }  // namespace
 
+constexpr OpDef kView{.name = "view", .saves_nothing = "the input's shape", .derivation = "engine/views.cpp"};
+
 Tensor Tensor::view(const Shape& to_shape, Site where) const {
   check_defined("view");
   Shape to = infer_shape("view", shape(), to_shape);
@@ -194,7 +209,7 @@ Tensor Tensor::view(const Shape& to_shape, Site where) const {
          ".contiguous().view(...)", shape_str(shape()), shape_str(strides()), shape_str(to), fmt::join(to, ", "));
   Tensor out = make_view(*this, to, st, offset());
   Shape from = shape();
-  return recorded("view", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kView, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].reshape(from)};
   }, where);
 }
@@ -227,6 +242,9 @@ Tensor Tensor::squeeze(int64_t d, Site where) const {
 
 // ---------------------------------------------------------------- copies and conversions
 
+constexpr OpDef kClone{.name = "clone", .saves_nothing = "the gradient passes through",
+                       .derivation = "engine/views.cpp"};
+
 Tensor Tensor::clone(Site where) const {
   check_defined("clone");
   Tensor out = empty(shape(), dtype(), device());
@@ -234,7 +252,7 @@ Tensor Tensor::clone(Site where) const {
     NoGradGuard ng;
     out.copy_(*this);
   }
-  return recorded("clone", *this, out, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kClone, *this, out, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0]};
   }, where);
 }
@@ -244,6 +262,10 @@ Tensor Tensor::contiguous(Site where) const {
   if (is_contiguous()) return *this;
   return clone(where);
 }
+
+constexpr OpDef kToDtype{.name = "to_dtype", .saves_nothing = "the gradient converts back",
+                         .derivation = "engine/views.cpp",
+                          .checked_by = "tests/engine/test_engine.cpp, dtype conversion is differentiable"};
 
 Tensor Tensor::to(DType t, Site where) const {
   check_defined("to");
@@ -255,10 +277,14 @@ Tensor Tensor::to(DType t, Site where) const {
   }
   if (!is_floating(t) || !is_floating(dtype())) return out;  // index/mask conversions are not differentiable
   DType from = dtype();
-  return recorded("to_dtype", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kToDtype, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].to(from)};
   }, where);
 }
+
+constexpr OpDef kToDevice{.name = "to_device", .saves_nothing = "the gradient moves back",
+                          .derivation = "engine/views.cpp",
+                           .checked_by = "tests/gpu/test_dispatch.cpp, engine copies across devices"};
 
 Tensor Tensor::to(Device d, Site where) const {
   check_defined("to");
@@ -269,9 +295,17 @@ Tensor Tensor::to(Device d, Site where) const {
     out.copy_(*this);
   }
   Device from = device();
-  return recorded("to_device", *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kToDevice, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].to(from)};
   }, where);
+}
+
+// ---------------------------------------------------------------- the definitions, for the registry
+
+std::span<const OpDef* const> view_defs() {
+  static const OpDef* const defs[] = {&kPermute, &kSlice, &kSelect, &kView, &kClone, &kToDtype, &kToDevice,
+                                      &kSliceBackward, &kSelectBackward};
+  return defs;
 }
 
 }  // namespace hg

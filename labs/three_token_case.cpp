@@ -1,7 +1,7 @@
 #include "three_token_case.h"
+#include "three_token_faults.h"
 
 #include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -239,9 +239,9 @@ struct Replacement {
 // The faulty twins of three primitive ops, for the page's "break it" mode: each computes the same
 // forward, records one node under a name that says it is broken, and sends back a wrong gradient.
 // (BackwardFn: incoming gradients, saved tensors -> one gradient per input.)
-Tensor recorded_faulty(const std::string& op, const std::vector<Tensor>& inputs, Tensor out,
+Tensor recorded_faulty(const OpDef& def, const std::vector<Tensor>& inputs, Tensor out,
                        std::vector<SavedTensor> saved, BackwardFn backward) {
-  record(op, inputs, {out}, std::move(saved), std::move(backward));
+  record(def, inputs, {out}, std::move(saved), std::move(backward));
   return out;
 }
 
@@ -252,7 +252,7 @@ Tensor softmax_without_gbar(const Tensor& S) {
     NoGradGuard ng;
     P = softmax(S, -1);
   }
-  return recorded_faulty("softmax (broken: no −ḡ)", {S}, P, {save(P, "output")},
+  return recorded_faulty(kSoftmaxNoGbar, {S}, P, {save(P, "output")},
                          [](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
                            return std::vector<Tensor>{mul(sv[0], g[0])};
                          });
@@ -266,7 +266,7 @@ Tensor matmul_faulty(const Tensor& a, const Tensor& b, bool transpose_db) {
     NoGradGuard ng;
     out = matmul(a, b);
   }
-  return recorded_faulty(transpose_db ? "matmul (broken: dK untransposed)" : "matmul (broken: dV = P dO)", {a, b}, out,
+  return recorded_faulty(transpose_db ? kMatmulUntransposed : kMatmulWrongDv, {a, b}, out,
                          {save(a, "left operand a"), save(b, "right operand b")},
                          [transpose_db](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
                            const Tensor da = matmul(g[0], sv[1].transpose(0, 1));
@@ -283,7 +283,7 @@ Tensor scale_forgotten(const Tensor& x, double c) {
     NoGradGuard ng;
     out = mul(x, c);
   }
-  return recorded_faulty("mul (broken: scale forgotten)", {x}, out, {},
+  return recorded_faulty(kScaleForgotten, {x}, out, {},
                          [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return std::vector<Tensor>{g[0]}; });
 }
 

@@ -225,7 +225,7 @@ struct Recorded {
   Shape sq, sk, sv, smask;
 };
 
-std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const std::vector<Tensor>& s) {
+std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const std::vector<Tensor>& s, bool composed) {
   Problem pb = r.shapes;
   pb.q = expand(s[0], with_last2(pb.batch, pb.Tq, pb.dk));
   pb.k = expand(s[1], with_last2(pb.batch, pb.Tk, pb.dk));
@@ -233,7 +233,7 @@ std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const s
   const bool tiled = r.path == AttentionPath::tiled;
   const Tensor live_mask = r.need.ds ? s.back() : Tensor();
   Backward b;
-  if (grad_enabled()) b = composed_backward(pb, dO, live_mask, r.need);
+  if (composed) b = composed_backward(pb, dO, live_mask, r.need);
   else if (tiled) b = run_tiled_backward(pb, s[3], s[4], dO, r.need);
   else if (r.fused) b = fused_backward(pb, s[3], dO, r.need);
   else b = attention_backward(pb, s[3], dO, r.need);
@@ -260,11 +260,17 @@ AttentionPath attention_path_named(std::string_view name) {
   fail("attention", "no path named '{}'; the paths are automatic, materialized and tiled", name);
 }
 
-// What it saves: Q, K, V (detached aliases, checked for in-place writes), and either the weights
-// P (batch..., Tq, Tk) — the materialized path; P carries the mask (0 where hidden), so a constant
-// mask is not kept — or, on the tiled path, only O and the row log-sum-exp L, from which the
-// backward recomputes P tile by tile (ops/attention_tiled.cpp). An additive mask that requires
-// grad is an input of the node and is saved too; its gradient is dS summed to its shape.
+// What it saves (kAttention): Q, K, V, and P on the materialized path — P carries the mask (0 where
+// hidden), so a constant mask is not kept — or, on the tiled path, only O and L, from which the
+// backward recomputes P tile by tile (ops/attention_tiled.cpp); a mask that requires grad is an input.
+constexpr OpDef kAttention{.name = "attention",
+                           .saves = {{"query Q", "dK = dSᵀ Q"}, {"key K", "dQ = dS K"}, {"value V", "dP = dO Vᵀ"},
+                                     {"attention weights P", "dV = Pᵀ dO, and the row rule", "on the materialized path"},
+                                     {"output O", "D = rowsum(dO ∘ O)", "on the tiled path"},
+                                     {"row log-sum-exp L", "P, recomputed tile by tile", "on the tiled path"},
+                                     {"additive mask", "its gradient is dS summed to its shape", "when it requires grad"}},
+                           .derivation = "ops/attention.cpp",
+                           .fused = "by path: the fused CPU kernels, the row-rule backward or the tiled one"};
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts, Site where) {
   Problem p = prepare("attention", q, k, v, opts);
   const AttentionPath path = resolve_path(p, opts.path);
@@ -299,9 +305,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
       saved.push_back(save(f.P, "attention weights P"));
     }
     if (live_mask) saved.push_back(save(opts.mask, "additive mask"));
-    record("attention", inputs, {out}, std::move(saved), [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return attention_grads(r, g[0], s);
-    }, DoubleBackward::composed, where);
+    record(kAttention, inputs, {out}, std::move(saved), [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return attention_grads(r, g[0], s, true);
+    }, [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return attention_grads(r, g[0], s, false); }, where);
   }
   return out;
 }
@@ -341,13 +347,10 @@ Tensor causal_mask(int64_t T) {
   return bool_tensor(m, {T, T});
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
-
-std::span<const OpInfo> attention_ops() {
-  static const OpInfo rows[] = {
-      {"attention", "Q, K, V, and the weights P (materialized) or O and the row log-sum-exp (tiled); an additive mask that requires grad", "ops/attention.cpp"},
-  };
-  return rows;
+// ---------------------------------------------------------------- the definitions, for the registry
+std::span<const OpDef* const> attention_ops() {
+  static const OpDef* const defs[] = {&kAttention};
+  return defs;
 }
 
 }  // namespace hg

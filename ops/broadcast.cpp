@@ -43,15 +43,17 @@ void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b) {
 
 // forward: out[i] = x[broadcast(i)]  (a view; stride 0 on broadcast dimensions)
 // backward: every out element that read x[j] sends its gradient back to x[j]: dx = sum_to(dout)
+constexpr OpDef kExpand{.name = "expand", .saves_nothing = "sum_to the input's shape",
+                        .derivation = "ops/broadcast.cpp"};
 Tensor expand(const Tensor& x, const Shape& to, Site where) {
   if (x.shape() == to) return x;
   check_shape("expand", to, x.dtype());
   Tensor out = make_view(x, to, broadcast_strides("expand", x, to), x.offset());
   if (should_record({x})) {
     Shape from = x.shape();
-    record("expand", {x}, {out}, {}, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kExpand, {x}, {out}, {}, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], from)};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
@@ -71,13 +73,11 @@ Tensor sum_to(const Tensor& g, const Shape& to) {
   return r.reshape(to);
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
+// ---------------------------------------------------------------- the definitions, for the registry
 
-std::span<const OpInfo> broadcast_ops() {
-  static const OpInfo rows[] = {
-      {"expand", "nothing: sum_to the input's shape", "ops/broadcast.cpp"},
-  };
-  return rows;
+std::span<const OpDef* const> broadcast_ops() {
+  static const OpDef* const defs[] = {&kExpand};
+  return defs;
 }
 
 }  // namespace hg

@@ -20,9 +20,10 @@ namespace hg {
 
 namespace {
 
-// out = f(x): the CPU loop, or on a CUDA tensor the kernel `kind` (cuda/kinds.h) with `scalar`.
+// out = f(x), the op `def`: the CPU loop, or on a CUDA tensor the kernel `kind` (cuda/kinds.h) with `scalar`.
 template <typename F>
-Tensor map1(const char* op, cuda::UnaryCode kind, double scalar, const Tensor& x, F f) {
+Tensor map1(const OpDef& def, cuda::UnaryCode kind, double scalar, const Tensor& x, F f) {
+  const char* op = def.c_str();
   return on_device(op, {x}, [&] {
     return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
   }, HG_CUDA(cuda::unary(kind, x.detach(), scalar)));
@@ -46,26 +47,28 @@ Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor
 // ---------------------------------------------------------------- add, sub
 // out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
 
+constexpr OpDef kAdd{.name = "add", .saves_nothing = "dA = sum_to(g)", .derivation = "ops/elementwise.cpp"};
 Tensor add(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("add", cuda::kAdd, a, b, [](auto x, auto y) { return x + y; },
+  Tensor out = map2(kAdd.c_str(), cuda::kAdd, a, b, [](auto x, auto y) { return x + y; },
                     &cpu::Kernels::vadd);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
-    record("add", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kAdd, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], sa), sum_to(g[0], sb)};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
 
+constexpr OpDef kSub{.name = "sub", .derivation = "ops/elementwise.cpp"};
 Tensor sub(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("sub", cuda::kSub, a, b, [](auto x, auto y) { return x - y; },
+  Tensor out = map2(kSub.c_str(), cuda::kSub, a, b, [](auto x, auto y) { return x - y; },
                     &cpu::Kernels::vsub);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
-    record("sub", {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kSub, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], sa), neg(sum_to(g[0], sb))};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
@@ -74,32 +77,38 @@ Tensor sub(const Tensor& a, const Tensor& b, Site where) {
 // out = a * b  =>  da = sum_to(g * b), db = sum_to(g * a)          saves a, b
 // out = a / b  =>  da = sum_to(g / b), db = sum_to(-g * a / b^2)   saves a, b
 
+constexpr OpDef kMul{.name = "mul",
+                     .saves = {{"left operand a", "d/db (a b) = a"}, {"right operand b", "d/da (a b) = b"}},
+                     .derivation = "ops/elementwise.cpp"};
 Tensor mul(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("mul", cuda::kMul, a, b, [](auto x, auto y) { return x * y; },
+  Tensor out = map2(kMul.c_str(), cuda::kMul, a, b, [](auto x, auto y) { return x * y; },
                     &cpu::Kernels::vmul);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
-    record("mul", {a, b}, {out}, {save(a, "left operand a"), save(b, "right operand b")},
+    record(kMul, {a, b}, {out}, {save(a, "left operand a"), save(b, "right operand b")},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{ga ? sum_to(mul(g[0], s[1]), sa) : Tensor(),
                                         gb ? sum_to(mul(g[0], s[0]), sb) : Tensor()};
-           }, DoubleBackward::composed, where);
+           }, where);
   }
   return out;
 }
 
+constexpr OpDef kDiv{.name = "div",
+                     .saves = {{"numerator a", "d/db (a/b) = −a/b²"}, {"denominator b", "both derivatives divide by it"}},
+                     .derivation = "ops/elementwise.cpp"};
 Tensor div(const Tensor& a, const Tensor& b, Site where) {
-  Tensor out = map2("div", cuda::kDiv, a, b, [](auto x, auto y) { return x / y; },
+  Tensor out = map2(kDiv.c_str(), cuda::kDiv, a, b, [](auto x, auto y) { return x / y; },
                     &cpu::Kernels::vdiv);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
-    record("div", {a, b}, {out}, {save(a, "numerator a"), save(b, "denominator b")},
+    record(kDiv, {a, b}, {out}, {save(a, "numerator a"), save(b, "denominator b")},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{ga ? sum_to(div(g[0], s[1]), sa) : Tensor(),
                                         gb ? sum_to(neg(div(mul(g[0], s[0]), mul(s[1], s[1]))), sb) : Tensor()};
-           }, DoubleBackward::composed, where);
+           }, where);
   }
   return out;
 }
@@ -107,118 +116,139 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
 // ---------------------------------------------------------------- with a scalar
 // out = a + s => da = g;  out = a * s => da = g * s;  out = s - a => da = -g;  out = s / a => da = -g * s / a^2
 
+constexpr OpDef kAddScalar{.name = "add_scalar", .derivation = "ops/elementwise.cpp"};
 Tensor add(const Tensor& a, double s, Site where) {
-  Tensor out = map1("add_scalar", cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
+  Tensor out = map1(kAddScalar, cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
-    record("add_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kAddScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0]};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
+constexpr OpDef kMulScalar{.name = "mul_scalar", .saves_nothing = "the scalar", .derivation = "ops/elementwise.cpp"};
 Tensor mul(const Tensor& a, double s, Site where) {
-  Tensor out = map1("mul_scalar", cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
+  Tensor out = map1(kMulScalar, cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
-    record("mul_scalar", {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kMulScalar, {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{mul(g[0], s)};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
+constexpr OpDef kRsubScalar{.name = "rsub_scalar", .derivation = "ops/elementwise.cpp"};
 Tensor rsub(const Tensor& a, double s, Site where) {
-  Tensor out = map1("rsub_scalar", cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
+  Tensor out = map1(kRsubScalar, cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
-    record("rsub_scalar", {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kRsubScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
+constexpr OpDef kRdivScalar{.name = "rdiv_scalar", .saves = {{"denominator a", "d(s/a) = −s/a²"}},
+                            .derivation = "ops/elementwise.cpp"};
 Tensor rdiv(const Tensor& a, double s, Site where) {
-  Tensor out = map1("rdiv_scalar", cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
+  Tensor out = map1(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
-    record("rdiv_scalar", {a}, {out}, {save(a, "denominator a")},
+    record(kRdivScalar, {a}, {out}, {save(a, "denominator a")},
            [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
              return std::vector<Tensor>{mul(div(g[0], mul(sv[0], sv[0])), -s)};
-           }, DoubleBackward::composed, where);
+           }, where);
   return out;
 }
 
 // ---------------------------------------------------------------- unary
 
+constexpr OpDef kNeg{.name = "neg", .derivation = "ops/elementwise.cpp"};
 Tensor neg(const Tensor& x, Site where) {
-  Tensor out = map1("neg", cuda::kNeg, 0, x, [](auto v) { return -v; });
+  Tensor out = map1(kNeg, cuda::kNeg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
-    record("neg", {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kNeg, {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
+constexpr OpDef kExp{.name = "exp", .saves = {{"exp output", "it is the derivative"}},
+                     .derivation = "ops/elementwise.cpp"};
 // out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
 Tensor exp(const Tensor& x, Site where) {
-  Tensor out = map1("exp", cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
+  Tensor out = map1(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
-    record("exp", {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kExp, {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], s[0])};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
+constexpr OpDef kLog{.name = "log", .saves = {{"log input", "d log x = 1/x"}}, .derivation = "ops/elementwise.cpp"};
 // out = ln x  =>  dx = g / x
 Tensor log(const Tensor& x, Site where) {
-  Tensor out = map1("log", cuda::kLog, 0, x, [](auto v) { return std::log(v); });
+  Tensor out = map1(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
-    record("log", {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kLog, {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], s[0])};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
+constexpr OpDef kPow{.name = "pow", .saves = {{"pow base", "p x^(p−1)"}}, .derivation = "ops/elementwise.cpp"};
 // out = x^p  =>  dx = g * p * x^(p-1)
 Tensor pow(const Tensor& x, double p, Site where) {
-  Tensor out = map1("pow", cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  Tensor out = map1(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
-    record("pow", {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kPow, {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
+constexpr OpDef kSqrt{.name = "sqrt", .saves = {{"sqrt output", "1 / (2 out)"}}, .derivation = "ops/elementwise.cpp"};
 // out = sqrt(x)  =>  dx = g / (2 out)
 Tensor sqrt(const Tensor& x, Site where) {
-  Tensor out = map1("sqrt", cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
+  Tensor out = map1(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
-    record("sqrt", {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kSqrt, {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
-// The three ops below have a fused backward kernel for speed. Under create_graph (grad mode on
-// inside backward) they take the same formula written with recorded ops instead, so the gradient
-// can be differentiated again; tests hold the two paths to each other through gradgradcheck.
+// The ops below (and softplus) have a fused backward kernel for speed, given to record() beside
+// the same formula written with recorded ops: the engine runs the fused one, and the composed one
+// under create_graph, so the gradient can be differentiated again; gradgradcheck holds the two to
+// each other.
+
+constexpr OpDef kRelu{.name = "relu", .saves = {{"relu input", "the step [x > 0]"}},
+                      .derivation = "ops/elementwise.cpp", .fused = "relu_backward: g · [x > 0] in one pass"};
+namespace {
+constexpr auto relu_step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); };
+}  // namespace
 
 // out = max(x, 0)  =>  dx = g * [x > 0]; the step [x > 0] is piecewise constant: its own derivative is 0.
 Tensor relu(const Tensor& x, Site where) {
-  Tensor out = map1("relu", cuda::kRelu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  Tensor out = map1(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   if (should_record({x}))
-    record("relu", {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      auto step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); };
-      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(s[0]), s[0], step))};
-      return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[0], step)};
-    }, DoubleBackward::composed, where);
+    record(kRelu, {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(s[0]), s[0], relu_step))};
+    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[0], relu_step)};
+    }, where);
   return out;
 }
 
+constexpr OpDef kTanh{.name = "tanh", .saves = {{"tanh output", "1 − y²"}}, .derivation = "ops/elementwise.cpp",
+                      .fused = "tanh_backward: g (1 − y²) in one pass"};
 // out = tanh x  =>  dx = g * (1 - out^2)
 Tensor tanh(const Tensor& x, Site where) {
-  Tensor out = map1("tanh", cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
+  Tensor out = map1(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
   if (should_record({x}))
-    record("tanh", {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], rsub(mul(s[0], s[0]), 1.0))};
+    record(kTanh, {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], rsub(mul(s[0], s[0]), 1.0))};
+    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{map2("tanh_backward", cuda::kTanhBackward, g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
@@ -234,29 +264,34 @@ Tensor gelu_backward_kernel(const Tensor& g, const Tensor& x) {
   });
 }
 
+constexpr OpDef kGeluSlope{.name = "gelu_slope", .saves = {{"gelu input", "φ(x) (2 − x²)"}},
+                           .derivation = "ops/elementwise.cpp", .from_backward = true};
 // gelu'(x) as a recorded op, for create_graph. Its derivative, by the product rule with phi' = -x phi:
 //   d/dx (Phi + x phi) = phi + phi - x^2 phi = phi(x) (2 - x^2)          saves x
 Tensor gelu_slope(const Tensor& x, Site where) {
   Tensor slope = gelu_backward_kernel(ones_like(x), x);
   if (should_record({x}))
-    record("gelu_slope", {x}, {slope}, {save(x, "gelu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kGeluSlope, {x}, {slope}, {save(x, "gelu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       Tensor x2 = mul(s[0], s[0]);
       Tensor phi = mul(exp(mul(x2, -0.5)), 1.0 / std::sqrt(2 * std::numbers::pi));
       return std::vector<Tensor>{mul(g[0], mul(phi, rsub(x2, 2.0)))};
-    }, DoubleBackward::composed, where);
+    }, where);
   return slope;
 }
 
 }  // namespace
 
+constexpr OpDef kGelu{.name = "gelu", .saves = {{"gelu input", "Φ(x) + x φ(x)"}}, .derivation = "ops/elementwise.cpp",
+                      .fused = "gelu_backward: g (Φ(x) + x φ(x)) in one pass"};
 // out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
 Tensor gelu(const Tensor& x, Site where) {
-  Tensor out = map1("gelu", cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
+  Tensor out = map1(kGelu, cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   if (should_record({x}))
-    record("gelu", {x}, {out}, {save(x, "gelu input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], gelu_slope(s[0], where))};
+    record(kGelu, {x}, {out}, {save(x, "gelu input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], gelu_slope(s[0], where))};
+    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{gelu_backward_kernel(g[0], s[0])};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
@@ -277,42 +312,26 @@ double sigmoid_value(double x) {
 }
 }  // namespace
 
+constexpr OpDef kSoftplus{.name = "softplus", .saves = {{"softplus input", "σ(x) = e^x / (1 + e^x)"}},
+                          .derivation = "ops/elementwise.cpp", .fused = "softplus_backward: g σ(x) in one pass"};
 Tensor softplus(const Tensor& x, Site where) {
-  Tensor out = map1("softplus", cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
+  Tensor out = map1(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
   if (should_record({x}))
-    record("softplus", {x}, {out}, {save(x, "softplus input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      if (grad_enabled()) return std::vector<Tensor>{mul(g[0], exp(sub(s[0], softplus(s[0], where))))};
+    record(kSoftplus, {x}, {out}, {save(x, "softplus input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], exp(sub(s[0], softplus(s[0], where))))};
+    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{map2("softplus_backward", cuda::kSoftplusBackward, g[0], s[0], [](auto gv, auto xv) {
         return gv * static_cast<decltype(gv)>(sigmoid_value(static_cast<double>(xv)));
       })};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
+// ---------------------------------------------------------------- the definitions, for the registry
 
-std::span<const OpInfo> elementwise_ops() {
-  static const OpInfo rows[] = {
-      {"add", "nothing: dA = sum_to(g)", "ops/elementwise.cpp"},
-      {"sub", "nothing", "ops/elementwise.cpp"},
-      {"mul", "a and b: each is the other's derivative", "ops/elementwise.cpp"},
-      {"div", "a and b", "ops/elementwise.cpp"},
-      {"add_scalar", "nothing", "ops/elementwise.cpp"},
-      {"mul_scalar", "nothing: the scalar", "ops/elementwise.cpp"},
-      {"rsub_scalar", "nothing", "ops/elementwise.cpp"},
-      {"rdiv_scalar", "the denominator a: d(s/a) = −s/a²", "ops/elementwise.cpp"},
-      {"neg", "nothing", "ops/elementwise.cpp"},
-      {"exp", "the output: it is the derivative", "ops/elementwise.cpp"},
-      {"log", "the input x: d log x = 1/x", "ops/elementwise.cpp"},
-      {"pow", "the base x: p x^(p−1)", "ops/elementwise.cpp"},
-      {"sqrt", "the output: 1 / (2 out)", "ops/elementwise.cpp"},
-      {"relu", "the input x: the step [x > 0]", "ops/elementwise.cpp"},
-      {"tanh", "the output y: 1 − y²", "ops/elementwise.cpp"},
-      {"gelu", "the input x: Φ(x) + x φ(x)", "ops/elementwise.cpp"},
-      {"gelu_slope", "the input x: φ(x) (2 − x²)", "ops/elementwise.cpp", true, true, true, true, true},
-      {"softplus", "the input x: σ(x) = e^x / (1 + e^x)", "ops/elementwise.cpp"},
-  };
-  return rows;
+std::span<const OpDef* const> elementwise_ops() {
+  static const OpDef* const defs[] = {&kAdd, &kSub, &kMul, &kDiv, &kAddScalar, &kMulScalar, &kRsubScalar, &kRdivScalar, &kNeg, &kExp, &kLog, &kPow, &kSqrt, &kRelu, &kTanh, &kGeluSlope, &kGelu, &kSoftplus};
+  return defs;
 }
 
 }  // namespace hg

@@ -51,8 +51,10 @@ bool broadcasts_to(const Shape& s, const Shape& to) {
 // backward: dx[i] = mask[i] ? 0 : g[i]           — a filled element no longer depends on x.
 // Saves the mask (b8, x's broadcast); the backward is masked_fill(g, mask, 0) itself.
 
+constexpr OpDef kMaskedFill{.name = "masked_fill", .saves = {{"mask", "masked entries pass no gradient"}},
+                            .derivation = "ops/indexing.cpp"};
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where) {
-  const char* op = "masked_fill";
+  const char* op = kMaskedFill.c_str();
   require_defined(op, x, "input x");
   require_defined(op, mask, "mask");
   require_mask(op, mask, "mask");
@@ -79,9 +81,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
   }, HG_CUDA(cuda::masked_fill(x.detach(), mask, value)));
 
   if (should_record({x})) {
-    record(op, {x, mask}, {out}, {save(mask, "mask")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kMaskedFill, {x, mask}, {out}, {save(mask, "mask")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{masked_fill(g[0], s[0], 0.0), Tensor()};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
@@ -92,8 +94,10 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
 // — each output element came from exactly one of a, b; sum_to folds broadcast reads back.
 // Saves cond; the backward is where() itself against a 0-d zero.
 
+constexpr OpDef kWhere{.name = "where", .saves = {{"condition", "each gradient goes to the operand it chose"}},
+                       .derivation = "ops/indexing.cpp"};
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
-  const char* op = "where";
+  const char* op = kWhere.c_str();
   require_defined(op, cond, "condition");
   require_defined(op, a, "input a");
   require_defined(op, b, "input b");
@@ -126,12 +130,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   if (should_record({a, b})) {
     const Shape shape_a = a.shape(), shape_b = b.shape();
     const bool ga = a.requires_grad(), gb = b.requires_grad();
-    record(op, {cond, a, b}, {out}, {save(cond, "condition")},
+    record(kWhere, {cond, a, b}, {out}, {save(cond, "condition")},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              Tensor zero = zeros({}, g[0].dtype(), g[0].device());
              return std::vector<Tensor>{Tensor(), ga ? sum_to(where(s[0], g[0], zero), shape_a) : Tensor(),
                                         gb ? sum_to(where(s[0], zero, g[0]), shape_b) : Tensor()};
-           }, DoubleBackward::composed, site);
+           }, site);
   }
   return out;
 }
@@ -141,25 +145,30 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
 // backward: dweight[v, :] = sum over p with indices[p] = v of g[p, :]
 // — a row read k times receives the sum of its k gradients (scatter-add, `+=`: rows fan out).
 // Saves the indices (i64), which say where each gradient row goes; the weight is not needed.
+constexpr OpDef kEmbedding{.name = "embedding", .saves = {{"indices", "where each gradient row goes"}},
+                           .derivation = "ops/indexing.cpp"};
 
 namespace {
 
 // Under create_graph, embedding's gradient dweight (already summed by the kernel) is recorded as
 // an op of g. It is linear in g: dweight[v] = Σ_{p: idx[p] = v} g[p], so its own backward reads
 // row idx[p] of the incoming gradient for each position p — embedding itself. Saves the indices.
+constexpr OpDef kEmbeddingBackward{.name = "embedding_backward",
+                                   .saves = {{"indices", "its gradient is embedding itself"}},
+                                   .derivation = "ops/indexing.cpp", .from_backward = true};
 Tensor recorded_scatter(const Tensor& g, const Tensor& indices, const Tensor& dweight) {
   if (should_record({g}))
-    record("embedding_backward", {g, indices}, {dweight}, {save(indices, "indices")},
+    record(kEmbeddingBackward, {g, indices}, {dweight}, {save(indices, "indices")},
            [](const std::vector<Tensor>& gg, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{embedding(gg[0], s[0]), Tensor()};
-           }, DoubleBackward::composed);
+           });
   return dweight;
 }
 
 
 // The CPU kernels: the rows of weight (V, d) that indices name, and the scatter-add back.
 Tensor embedding_cpu(const Tensor& weight, const Tensor& indices) {
-  const char* op = "embedding";
+  const char* op = kEmbedding.c_str();
   const int64_t V = weight.size(0), d = weight.size(1);
   const std::vector<int64_t> ids = indices.to_int_vector();  // row-major over indices' shape
   for (size_t p = 0; p < ids.size(); ++p)
@@ -203,7 +212,7 @@ Tensor embedding_backward_cpu(const Tensor& g, const Tensor& indices, int64_t V)
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
-  const char* op = "embedding";
+  const char* op = kEmbedding.c_str();
   require_defined(op, weight, "weight");
   require_defined(op, indices, "indices");
   if (weight.dim() != 2)
@@ -215,11 +224,11 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
                          HG_CUDA(cuda::embedding(weight.detach(), indices)));
   if (should_record({weight})) {
     const int64_t V = weight.size(0);
-    record(op, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kEmbedding, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       Tensor dweight = on_device("embedding backward", {g[0], s[0]}, [&] { return embedding_backward_cpu(g[0], s[0], V); },
                                  HG_CUDA(cuda::embedding_backward(g[0], s[0], V)));
       return std::vector<Tensor>{recorded_scatter(g[0], s[0], dweight), Tensor()};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
@@ -229,8 +238,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
 // backward: dxs[k] = g[..., o_k : o_k + n_k, ...]         — each piece of g goes back to its input.
 // Saves nothing: the offsets and sizes are enough.
 
+constexpr OpDef kConcat{.name = "concat", .saves_nothing = "the offsets and sizes", .derivation = "ops/indexing.cpp"};
 Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
-  const char* op = "concat";
+  const char* op = kConcat.c_str();
   if (xs.empty()) fail(op, "needs at least one tensor, got an empty list");
   for (size_t k = 0; k < xs.size(); ++k)
     if (!xs[k].defined()) fail(op, "input {} is an undefined tensor", k);
@@ -271,12 +281,12 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
   }
 
   if (should_record(xs)) {
-    record(op, xs, {out}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kConcat, xs, {out}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       std::vector<Tensor> dxs;
       for (size_t k = 0; k < offsets.size(); ++k)
         dxs.push_back(needs[k] ? g[0].slice(dim, offsets[k], offsets[k] + sizes[k]) : Tensor());
       return dxs;
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
@@ -290,8 +300,10 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
 // (for the fused qkv of an attention block: three x-sized zero fills, copies and two sums).
 // Saves nothing: the offsets and sizes are enough.
 
+constexpr OpDef kSplit{.name = "split", .saves_nothing = "the offsets and sizes", .derivation = "ops/indexing.cpp",
+                       .fused = "the pieces copied into one buffer (under create_graph: concat)"};
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim, Site where) {
-  const char* op = "split";
+  const char* op = kSplit.c_str();
   require_defined(op, x, "input x");
   if (x.dim() == 0) fail(op, "cannot split a 0-d tensor ({})", x.describe());
   dim = wrap_dim(op, dim, x.dim());
@@ -317,12 +329,13 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
     const Shape shape = x.shape();
     const DType t = x.dtype();
     const Device dev = x.device();
-    record(op, {x}, pieces, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-      if (grad_enabled()) return std::vector<Tensor>{concat(g, dim)};  // create_graph: the same, recorded
+    record(kSplit, {x}, pieces, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{concat(g, dim)};
+    }, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       Tensor dx = empty(shape, t, dev);  // (shape of x), every element written below
       for (size_t k = 0; k < sizes.size(); ++k) dx.slice(dim, offsets[k], offsets[k] + sizes[k]).copy_(g[k]);
       return std::vector<Tensor>{dx};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return pieces;
 }
@@ -346,19 +359,11 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim, Site whe
   return split(x, sizes, dim, where);
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
+// ---------------------------------------------------------------- the definitions, for the registry
 
-std::span<const OpInfo> indexing_ops() {
-  static const OpInfo rows[] = {
-      {"masked_fill", "the mask: masked entries pass no gradient", "ops/indexing.cpp"},
-      {"where", "the condition", "ops/indexing.cpp"},
-      {"embedding", "the indices: where each gradient row goes", "ops/indexing.cpp"},
-      {"embedding_backward", "the indices: its gradient is embedding itself", "ops/indexing.cpp", true, true, true, true,
-       true},
-      {"concat", "nothing: the offsets and sizes", "ops/indexing.cpp"},
-      {"split", "nothing: the offsets and sizes", "ops/indexing.cpp"},
-  };
-  return rows;
+std::span<const OpDef* const> indexing_ops() {
+  static const OpDef* const defs[] = {&kMaskedFill, &kWhere, &kEmbedding, &kEmbeddingBackward, &kConcat, &kSplit};
+  return defs;
 }
 
 }  // namespace hg

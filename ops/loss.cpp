@@ -27,6 +27,16 @@
 
 namespace hg {
 
+// The op's definition (engine/op_def.h). Its backward recomputes P from the logits and the saved
+// row log-sum-exp rather than keeping P (N, C).
+constexpr OpDef kCrossEntropy{.name = "cross_entropy",
+                              .saves = {{"logits", "P = exp(x − logsumexp) is recomputed from them"},
+                                        {"targets", "the one-hot term, and which rows are ignored"},
+                                        {"logsumexp", "per row (N,): P without a second reduction"},
+                                        {"kept-row count", "the mean over kept rows divides by it"}},
+                              .derivation = "ops/loss.cpp",
+                              .fused = "the row kernel cross_entropy_backward (CPU), or its CUDA kernel"};
+
 namespace {
 
 // The backward written with recorded ops, for create_graph (the fused kernels below are the fast
@@ -62,7 +72,7 @@ struct Loss {
 };
 
 Loss cross_entropy_cpu(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
-  const char* op = "cross_entropy";
+  const char* op = kCrossEntropy.c_str();
   const int64_t C = logits.size(-1);
   const std::vector<int64_t> t = targets.to_int_vector();  // (N,)
   const int64_t N = static_cast<int64_t>(t.size());
@@ -153,7 +163,7 @@ Tensor cross_entropy_backward_cpu(const Tensor& x_saved, const Tensor& targets, 
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, Site where) {
-  const char* op = "cross_entropy";
+  const char* op = kCrossEntropy.c_str();
   if (!logits.defined() || !targets.defined()) fail(op, "logits and targets must both be defined tensors");
   if (logits.dim() == 0)
     fail(op, "logits {} are 0-d; they need a last dimension of C classes, shape (..., C)", logits.describe());
@@ -175,25 +185,24 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                                 return l;
                               }()));
   if (should_record({logits})) {
-    record(op, {logits, targets}, {loss.out},
+    record(kCrossEntropy, {logits, targets}, {loss.out},
            {save(logits, "logits"), save(targets, "targets"), save(loss.lse, "logsumexp"), save(loss.n_kept, "kept-row count")},
            [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             if (grad_enabled()) return std::vector<Tensor>{cross_entropy_backward_composed(s[0], s[1], ignore_index, g[0]), Tensor()};
+             return std::vector<Tensor>{cross_entropy_backward_composed(s[0], s[1], ignore_index, g[0]), Tensor()};
+           }, [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{on_device("cross_entropy backward", {s[0], s[1], g[0]}, [&] {
                return cross_entropy_backward_cpu(s[0], s[1], s[2], ignore_index, g[0], s[3]);
              }, HG_CUDA(cuda::cross_entropy_backward(s[0], s[1], s[2], ignore_index, g[0], s[3]))), Tensor()};
-           }, DoubleBackward::composed, where);
+           }, where);
   }
   return loss.out;
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
+// ---------------------------------------------------------------- the definitions, for the registry
 
-std::span<const OpInfo> loss_ops() {
-  static const OpInfo rows[] = {
-      {"cross_entropy", "the logits, the targets and the logsumexp (N,): P is recomputed", "ops/loss.cpp"},
-  };
-  return rows;
+std::span<const OpDef* const> loss_ops() {
+  static const OpDef* const defs[] = {&kCrossEntropy};
+  return defs;
 }
 
 }  // namespace hg

@@ -206,6 +206,10 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
 // slices, so its gradient is the sum of theirs: sum_to(·, its shape). A 1-D operand was a
 // (1, k) row or (k, 1) column with that dimension dropped from C: put it back in G, then drop it
 // from the gradient again. Saves b when a needs a gradient and a when b does (nothing else).
+constexpr OpDef kMatmul{.name = "matmul",
+                        .saves = {{"right operand b", "dA = G Bᵀ", "when a requires grad"},
+                                  {"left operand a", "dB = Aᵀ G", "when b requires grad"}},
+                        .derivation = "ops/matmul.cpp"};
 Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
   if (a.dim() == 0 || b.dim() == 0)
     fail("matmul", "{} @ {}: a 0-d operand has no matrix dimension; scale by a scalar with mul() instead",
@@ -243,7 +247,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
     std::vector<SavedTensor> saved;
     if (ga) saved.push_back(save(b, "right operand b"));
     if (gb) saved.push_back(save(a, "left operand a"));
-    record("matmul", {a, b}, {out}, std::move(saved), [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kMatmul, {a, b}, {out}, std::move(saved), [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       Tensor G = g[0].reshape(c_shape);  // (batch..., n, m), the dropped 1-D dimensions restored
       Tensor da, db;
       if (ga) {
@@ -262,18 +266,16 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
         }
       }
       return std::vector<Tensor>{da, db};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
+// ---------------------------------------------------------------- the definitions, for the registry
 
-std::span<const OpInfo> matmul_ops() {
-  static const OpInfo rows[] = {
-      {"matmul", "a and b (only the one the other's gradient needs)", "ops/matmul.cpp"},
-  };
-  return rows;
+std::span<const OpDef* const> matmul_ops() {
+  static const OpDef* const defs[] = {&kMatmul};
+  return defs;
 }
 
 }  // namespace hg

@@ -169,11 +169,15 @@ void check_rope(const char* op, const Tensor& x, double base) {
 //   dx_2i+1 = −g_2i sin θ + g_2i+1 cos θ,
 // which is the forward kernel run on g with the angles negated: the backward calls this same
 // op with the opposite direction (so it would record itself, were grad mode on).
-//
-// Saves nothing: R_θ depends only on T, d_h, base and the first position, all of which the
-// backward closure holds as numbers; the tables are recomputed (T · d_h/2 cos/sin pairs,
-// negligible beside the B · H · T · d_h rotations).
-Tensor rotate(const char* op, const Tensor& x, int64_t start, double base, int direction, Site where) {
+constexpr OpDef kRope{.name = "rope", .saves_nothing = "R_θ is recomputed (T · d_h/2 cos/sin pairs); the backward rotates by −θ",
+                      .derivation = "ops/positional.cpp"};
+constexpr OpDef kRopeAt{.name = "rope_at", .saves_nothing = "as rope, from a given first position",
+                        .derivation = "ops/positional.cpp"};
+constexpr OpDef kRopeBackward{.name = "rope backward",
+                              .saves_nothing = "it is rope by −θ, whose gradient is rope by +θ",
+                              .derivation = "ops/positional.cpp", .from_backward = true};
+Tensor rotate(const OpDef& def, const Tensor& x, int64_t start, double base, int direction, Site where) {
+  const char* op = def.c_str();
   check_rope(op, x, base);
   Tensor out = on_device(op, {x}, [&] {
     return dispatch_float(x.dtype(), op, [&]<typename T>() {
@@ -183,19 +187,19 @@ Tensor rotate(const char* op, const Tensor& x, int64_t start, double base, int d
     });
   }, HG_CUDA(cuda::rope(x.detach(), start, base, direction)));
   if (should_record({x}))
-    record(op, {x}, {out}, {}, [start, base, direction, where](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-      return std::vector<Tensor>{rotate(direction > 0 ? "rope backward" : "rope", g[0], start, base, -direction, where)};
-    }, DoubleBackward::composed, where);
+    record(def, {x}, {out}, {}, [start, base, direction, where](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{rotate(direction > 0 ? kRopeBackward : kRope, g[0], start, base, -direction, where)};
+    }, where);
   return out;
 }
 
 }  // namespace
 
-Tensor rope(const Tensor& x, double base, Site where) { return rotate("rope", x, 0, base, +1, where); }
+Tensor rope(const Tensor& x, double base, Site where) { return rotate(kRope, x, 0, base, +1, where); }
 
 Tensor rope_at(const Tensor& x, int64_t start, double base, Site where) {
-  if (start < 0) fail("rope_at", "the first position must be >= 0, got {} (x {})", start, x.describe());
-  return rotate("rope_at", x, start, base, +1, where);
+  if (start < 0) fail(kRopeAt.c_str(), "the first position must be >= 0, got {} (x {})", start, x.describe());
+  return rotate(kRopeAt, x, start, base, +1, where);
 }
 
 // ---------------------------------------------------------------- qkv_heads
@@ -274,16 +278,20 @@ QkvHeads qkv_heads_composed(const Tensor& qkv, int64_t heads, bool rot, double b
   auto as_heads = [](const Tensor& x) { return x.squeeze(2).transpose(1, 2); };             // (B, H, T, d_h)
   QkvHeads r{as_heads(parts[0]), as_heads(parts[1]), as_heads(parts[2])};
   if (rot) {
-    r.q = rotate("rope", r.q, 0, base, +1, where);
-    r.k = rotate("rope", r.k, 0, base, +1, where);
+    r.q = rotate(kRope, r.q, 0, base, +1, where);
+    r.k = rotate(kRope, r.k, 0, base, +1, where);
   }
   return r;
 }
 
 }  // namespace
 
+constexpr OpDef kQkvHeads{.name = "qkv_heads",
+                          .saves_nothing = "the head layout and RoPE's angles come from the shapes",
+                          .derivation = "ops/positional.cpp",
+                          .fused = "one strided pass that moves the gradients back and rotates by −θ"};
 QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site where) {
-  const char* op = "qkv_heads";
+  const char* op = kQkvHeads.c_str();
   check_qkv_heads(op, qkv, heads, rot, base);
   if (qkv.device() != Device::cpu) return qkv_heads_composed(qkv, heads, rot, base, where);
   const int64_t B = qkv.size(0), T = qkv.size(1), d = qkv.size(2) / 3, H = heads, d_h = d / H;
@@ -311,14 +319,13 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
   }
   if (should_record({qkv})) {
     const DType dt = qkv.dtype();
-    record(op, {qkv}, {r.q, r.k, r.v}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-      if (grad_enabled()) {  // create_graph: the written-out path's backward, recorded
-        auto back = [&](const Tensor& gp, bool turn) {  // (B, H, T, d_h) -> (B, T, 1, H, d_h)
-          const Tensor x = turn ? rotate("rope backward", gp, 0, base, -1, where) : gp;
-          return x.transpose(1, 2).unsqueeze(2);
-        };
-        return std::vector<Tensor>{concat({back(g[0], rot), back(g[1], rot), back(g[2], false)}, 2).reshape({B, T, 3 * d})};
-      }
+    record(kQkvHeads, {qkv}, {r.q, r.k, r.v}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      auto back = [&](const Tensor& gp, bool turn) {  // the written-out path's backward: (B, H, T, d_h) -> (B, T, 1, H, d_h)
+        const Tensor x = turn ? rotate(kRopeBackward, gp, 0, base, -1, where) : gp;
+        return x.transpose(1, 2).unsqueeze(2);
+      };
+      return std::vector<Tensor>{concat({back(g[0], rot), back(g[1], rot), back(g[2], false)}, 2).reshape({B, T, 3 * d})};
+    }, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       Tensor dqkv = empty({B, T, 3 * d}, dt);  // (B, T, 3d), every element written below
       if (dqkv.numel() > 0)
         dispatch_float(dt, "qkv_heads backward", [&]<typename E>() {
@@ -334,7 +341,7 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
           }
         });
       return std::vector<Tensor>{dqkv};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return r;
 }
@@ -382,17 +389,10 @@ Tensor sinusoidal_positions(int64_t T, int64_t d, DType dtype, Device device) {
   }, HG_CUDA(cuda::sinusoidal_positions(T, d, dtype)));
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
-
-std::span<const OpInfo> positional_ops() {
-  static const OpInfo rows[] = {
-      {"rope", "nothing: R_θ comes from the positions, the backward rotates by −θ", "ops/positional.cpp"},
-      {"rope_at", "nothing: as rope, from a given first position", "ops/positional.cpp"},
-      {"qkv_heads", "nothing: the head layout and RoPE's angles come from the shapes", "ops/positional.cpp"},
-      {"rope backward", "nothing: it is rope by −θ, whose gradient is rope by +θ", "ops/positional.cpp", true, true, true,
-       true, true},
-  };
-  return rows;
+// ---------------------------------------------------------------- the definitions, for the registry
+std::span<const OpDef* const> positional_ops() {
+  static const OpDef* const defs[] = {&kRope, &kRopeAt, &kQkvHeads, &kRopeBackward};
+  return defs;
 }
 
 }  // namespace hg

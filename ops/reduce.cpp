@@ -78,6 +78,7 @@ Shape all_dims(const Tensor& x) {
 }  // namespace
 
 // forward: out[k] = sum_j x[k, j]      backward: dx[k, j] = g[k]  (g broadcast back over the reduced dims)
+constexpr OpDef kSum{.name = "sum", .saves_nothing = "the gradient expands back", .derivation = "ops/reduce.cpp"};
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   Plan p = plan("sum", x, dims, keepdim);
   Tensor out = on_device("sum", {x}, [&] {
@@ -98,9 +99,9 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   }, HG_CUDA(cuda::sum_rows(p.rows, p.nreduced).reshape(p.out_shape)));
   if (should_record({x})) {
     Shape keep = p.keep_shape, from = x.shape();
-    record("sum", {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kSum, {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{expand(g[0].reshape(keep), from)};
-    }, DoubleBackward::composed, where);
+    }, where);
   }
   return out;
 }
@@ -118,6 +119,9 @@ Tensor mean(const Tensor& x, Site where) { return mean(x, all_dims(x), false, wh
 
 // forward: out[k] = max_j x[k, j], first index j* where it is reached
 // backward: dx[k, j] = g[k] if j == j* else 0. Saves a one-hot mask of j* (x's shape).
+constexpr OpDef kMax{.name = "max",
+                     .saves = {{"argmax one-hot mask", "the gradient goes to the first maximum (x's shape)"}},
+                     .derivation = "ops/reduce.cpp"};
 Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
   dim = wrap_dim("max", dim, x.dim());
   Plan p = plan("max", x, {dim}, keepdim);
@@ -148,10 +152,10 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
     for (int64_t d = 0; d < x.dim(); ++d) order.push_back(d < dim ? d : (d == dim ? x.dim() - 1 : d - 1));
     Tensor onehot = onehot_rows.view(moved).permute(order).contiguous();
     Shape keep = p.keep_shape, from = x.shape();
-    record("max", {x}, {out}, {save(onehot, "argmax one-hot mask")},
+    record(kMax, {x}, {out}, {save(onehot, "argmax one-hot mask")},
            [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{mul(expand(g[0].reshape(keep), from), s[0])};
-           }, DoubleBackward::composed, where);
+           }, where);
   }
   return out;
 }
@@ -176,14 +180,11 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   }()));
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
+// ---------------------------------------------------------------- the definitions, for the registry
 
-std::span<const OpInfo> reduce_ops() {
-  static const OpInfo rows[] = {
-      {"sum", "nothing: the gradient expands back", "ops/reduce.cpp"},
-      {"max", "a one-hot mask of the argmax (x's shape)", "ops/reduce.cpp"},
-  };
-  return rows;
+std::span<const OpDef* const> reduce_ops() {
+  static const OpDef* const defs[] = {&kSum, &kMax};
+  return defs;
 }
 
 }  // namespace hg

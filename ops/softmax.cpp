@@ -161,6 +161,8 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
 //   dS_j = Σ_i g_i J_ij = p_j g_j - p_j Σ_i p_i g_i = p_j (g_j - ḡ),   ḡ = rowsum(P ∘ dP)
 // i.e. dS = P ∘ (dP − rowsum(P ∘ dP)), the row rule — softmax_backward(). A row with no visible
 // key has p = 0 and so dS = 0. Saves the output P (the rule needs only P, not s).
+constexpr OpDef kSoftmax{.name = "softmax", .saves = {{"softmax output P", "dS = P ∘ (dP − rowsum(P ∘ dP))"}},
+                         .derivation = "ops/softmax.cpp"};
 Tensor softmax(const Tensor& s, int64_t dim, Site where) {
   if (s.dim() == 0) return softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("softmax", dim, s.dim());
@@ -171,9 +173,9 @@ Tensor softmax(const Tensor& s, int64_t dim, Site where) {
     });
   }, HG_CUDA(cuda::softmax_rows(x))), dim);
   if (should_record({s}))
-    record("softmax", {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+    record(kSoftmax, {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
       return std::vector<Tensor>{along_dim(&softmax_row_rule, sv[0], g[0], dim)};
-    }, DoubleBackward::composed, where);
+    }, where);
   return out;
 }
 
@@ -184,6 +186,10 @@ Tensor softmax(const Tensor& s, int64_t dim, Site where) {
 //   ∂dS_i/∂dP_j = P_i δ_ij − P_i P_j  (= J_ij)     =>  d(dP) = P ∘ (G − rowsum(P ∘ G)) = softmax_backward(P, G)
 //   ∂dS_i/∂P_j  = δ_ij (dP_i − D) − P_i dP_j       =>  d(P)_j = G_j (dP_j − D) − dP_j rowsum(P ∘ G)
 // Saves P and dP. D is a side output for traces and is not recorded.
+constexpr OpDef kSoftmaxBackward{.name = "softmax_backward",
+                                 .saves = {{"weights P", "d(dP) is the row rule in P"},
+                                           {"incoming gradient dP", "d(P) reads dP − D"}},
+                                 .derivation = "ops/softmax.cpp"};
 Tensor softmax_backward(const Tensor& P, const Tensor& dP, Site where) { return softmax_backward(P, dP, nullptr, where); }
 
 Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where) {
@@ -198,7 +204,7 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
   if (D) *D = dot;
   if (should_record({P, dP})) {
     const bool gp = P.requires_grad(), gg = dP.requires_grad();
-    record("softmax_backward", {P, dP}, {ds}, {save(P, "weights P"), save(dP, "incoming gradient dP")},
+    record(kSoftmaxBackward, {P, dP}, {ds}, {save(P, "weights P"), save(dP, "incoming gradient dP")},
            [gp, gg](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              Tensor dPgrad = gg ? softmax_backward(s[0], g[0]) : Tensor();
              Tensor Pgrad;
@@ -207,7 +213,7 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
                Pgrad = sub(mul(g[0], sub(s[1], Dv)), mul(s[1], Gbar));
              }
              return std::vector<Tensor>{Pgrad, dPgrad};
-           }, DoubleBackward::composed, where);
+           }, where);
   }
   return ds;
 }
@@ -220,6 +226,9 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
 // A row of -inf (nothing visible) gives y = -inf and passes no gradient. Saves the output y
 // (p = exp(y) is recomputed from it rather than kept twice). Under create_graph the rule is
 // written with recorded ops, which differ only on such a row (they pass g): no finite loss reads it.
+constexpr OpDef kLogSoftmax{.name = "log_softmax",
+                            .saves = {{"log_softmax output", "p = exp(y), dS = g − p rowsum(g)"}},
+                            .derivation = "ops/softmax.cpp", .fused = "the row kernel log_softmax_backward"};
 Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
   if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("log_softmax", dim, s.dim());
@@ -231,14 +240,13 @@ Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
   }, HG_CUDA(cuda::log_softmax_rows(x)));
   Tensor out = from_rows(y, dim);
   if (should_record({s}))
-    record("log_softmax", {s}, {out}, {save(out, "log_softmax output")},
+    record(kLogSoftmax, {s}, {out}, {save(out, "log_softmax output")},
            [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-             if (grad_enabled()) {  // create_graph: the same rule from recorded ops (see above)
-               Tensor p = exp(sv[0]);
-               return std::vector<Tensor>{sub(g[0], mul(p, sum(g[0], {dim}, true)))};
-             }
+             Tensor p = exp(sv[0]);  // the rule from recorded ops (see above)
+             return std::vector<Tensor>{sub(g[0], mul(p, sum(g[0], {dim}, true)))};
+           }, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
              return std::vector<Tensor>{along_dim(&log_softmax_backward, sv[0], g[0], dim)};
-           }, DoubleBackward::composed, where);
+           }, where);
   return out;
 }
 
@@ -263,6 +271,9 @@ Tensor jacobian_backward_composed(const Tensor& p, const Tensor& G) {
 
 }  // namespace
 
+constexpr OpDef kSoftmaxJacobian{.name = "softmax_jacobian",
+                                 .saves = {{"softmax weights p", "J is a polynomial in p"}},
+                                 .derivation = "ops/softmax.cpp", .fused = "the row kernel jacobian_backward_rows"};
 Tensor softmax_jacobian(const Tensor& p, Site where) {
   if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
   Tensor J = on_device("softmax_jacobian", {p}, [&] {
@@ -275,8 +286,9 @@ Tensor softmax_jacobian(const Tensor& p, Site where) {
     return out;
   }, HG_CUDA(cuda::softmax_jacobian_rows(p.detach())));
   if (should_record({p}))
-    record("softmax_jacobian", {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      if (grad_enabled()) return std::vector<Tensor>{jacobian_backward_composed(s[0], g[0])};
+    record(kSoftmaxJacobian, {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{jacobian_backward_composed(s[0], g[0])};
+    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{on_device("softmax_jacobian backward", {s[0], g[0]}, [&] {
         Tensor pc = s[0].contiguous(), G = g[0].contiguous();
         Tensor dp = empty(pc.shape(), pc.dtype());
@@ -286,20 +298,15 @@ Tensor softmax_jacobian(const Tensor& p, Site where) {
         });
         return dp;
       }, HG_CUDA(cuda::softmax_jacobian_backward_rows(s[0], g[0])))};
-    }, DoubleBackward::composed, where);
+    }, where);
   return J;
 }
 
-// ---------------------------------------------------------------- registry rows (ops/registry.h)
+// ---------------------------------------------------------------- the definitions, for the registry
 
-std::span<const OpInfo> softmax_ops() {
-  static const OpInfo rows[] = {
-      {"softmax", "the output P: dS = P ∘ (dP − rowsum(P ∘ dP))", "ops/softmax.cpp"},
-      {"softmax_backward", "P and dP: the row rule is bilinear in them", "ops/softmax.cpp"},
-      {"log_softmax", "the output y: p = exp(y), dS = g − p rowsum(g)", "ops/softmax.cpp"},
-      {"softmax_jacobian", "the weights p: J is a polynomial in p", "ops/softmax.cpp"},
-  };
-  return rows;
+std::span<const OpDef* const> softmax_ops() {
+  static const OpDef* const defs[] = {&kSoftmax, &kSoftmaxBackward, &kLogSoftmax, &kSoftmaxJacobian};
+  return defs;
 }
 
 }  // namespace hg

@@ -40,7 +40,7 @@ void add_positional_cases(std::vector<GradcheckCase>& out, Generator& gen);   //
 void add_nn_cases(std::vector<GradcheckCase>& out, Generator& gen);           // cases_nn.cpp
 
 // Whether every node the case's graph records says its backward is differentiable again
-// (DoubleBackward::composed): such a case claims second order, and gradgradcheck must pass on
+// (its definition's second_order): such a case claims second order, and gradgradcheck must pass on
 // it; any other must fail with "double backward of <op> is not implemented".
 bool claims_second_order(const GradcheckCase& c);
 

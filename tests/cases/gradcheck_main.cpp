@@ -40,7 +40,7 @@ void usage() {
             "               kernel yet gets a row that says so (not run, not a pass).\n"
             "  --json FILE  also write every row (with its device) as JSON.\n"
             "  --filter OP  only the ops whose name contains OP.\n"
-            "  --registry   print README's table of ops (from ops/registry.cpp) and exit.\n"
+            "  --registry   print the table of ops, docs/ops.md (from the ops' definitions), and exit.\n"
             "Exit status: 1 if any check fails; 77 (ctest's skip) for --device cuda where no\n"
             "usable GPU is present or handgrad was built without CUDA (--device all then checks\n"
             "the cpu only and says why).");
@@ -90,9 +90,9 @@ int main(int argc, char** argv) {
   // (Linear, Embedding) come last.
   auto cases = cases::all_cases();
   auto rank = [](const std::string& op) {
-    const std::vector<OpInfo>& reg = op_registry();
+    const std::vector<const OpDef*>& reg = op_registry();
     for (size_t i = 0; i < reg.size(); ++i)
-      if (reg[i].name == op) return i;
+      if (reg[i]->name == op) return i;
     return reg.size();
   };
   std::stable_sort(cases.begin(), cases.end(), [&](const auto& a, const auto& b) { return rank(a.op) < rank(b.op); });
@@ -150,9 +150,9 @@ int main(int argc, char** argv) {
       check(c, "2nd", dev, [&] { return gradgradcheck(c.fn, c.inputs, {.device = d}); });
     }
   }
-  for (const OpInfo& op : op_registry())  // the ops central differences cannot check, and what does
-    if (!op.checked_by.empty() && (filter.empty() || std::string(op.name).find(filter) != std::string::npos))
-      fmt::print("{:<18} checked by {}\n", op.name, op.checked_by);
+  for (const OpDef* op : op_registry())  // the ops central differences cannot check, and what does
+    if (!op->checked_by.empty() && (filter.empty() || std::string(op->name).find(filter) != std::string::npos))
+      fmt::print("{:<18} checked by {}\n", op->name, op->checked_by);
   json += "\n]}\n";
   fmt::print("{}\n{} checks, {} passed, {} failed", rule, run, run - failed, failed);
   if (first_only) fmt::print(", {} first order only (no second-order backward)", first_only);

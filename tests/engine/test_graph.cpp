@@ -280,16 +280,18 @@ TEST_CASE("a gradient penalty ‖∂L/∂x‖² back-propagates through the grad
 
 TEST_CASE("double backward through a first-order-only op fails naming it, not with silent zeros") {
   // A square whose backward is a "fused kernel" (computed without recording), declared first order.
+  static constexpr OpDef kFusedSquare{.name = "fused_square", .saves = {{"input", "2x"}},
+                                      .derivation = "tests/engine/test_graph.cpp", .second_order = false};
   auto fused_square = [](const Tensor& x) {
     Tensor out;
     {
       NoGradGuard ng;
       out = mul(x, x);
     }
-    record("fused_square", {x}, {out}, {save(x, "input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kFusedSquare, {x}, {out}, {save(x, "input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       NoGradGuard ng;
       return std::vector<Tensor>{mul(mul(g[0], s[0]), 2.0)};
-    }, DoubleBackward::first_order);
+    });
     return out;
   };
   Tensor x = leaf64({0.5, -1.5}, {2});

@@ -20,13 +20,15 @@ TEST_CASE("gradcheck: every op, float64 central differences, contiguous and non-
 
 TEST_CASE("gradcheck: the helper catches a wrong backward and names the worst element") {
   // A deliberately wrong op: forward x^2, backward claims 3x.
+  static constexpr OpDef kWrongSquare{.name = "wrong_square", .saves = {{"input", "2x (claimed: 3x)"}},
+                                      .derivation = "tests/ops/test_gradcheck.cpp", .second_order = false};
   auto wrong = [](const std::vector<Tensor>& x) {
     Tensor out;
     {
       NoGradGuard ng;
       out = mul(x[0], x[0]);
     }
-    record("wrong_square", {x[0]}, {out}, {save(x[0], "input")},
+    record(kWrongSquare, {x[0]}, {out}, {save(x[0], "input")},
            [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return std::vector<Tensor>{mul(mul(g[0], s[0]), 3.0)}; });
     return out;
   };

@@ -30,16 +30,17 @@ TEST_CASE("gradgradcheck: every op that claims second order passes; every other 
 
 TEST_CASE("gradgradcheck catches a backward that is not differentiated correctly") {
   // x³ whose backward claims 3x² but is built as 3 · x · stop(x): first order right, second wrong.
+  static constexpr OpDef kBadCube{.name = "bad_cube", .saves = {{"input", "3x²"}}, .derivation = "tests/ops/test_gradgradcheck.cpp"};
   auto cube = [](const std::vector<Tensor>& x) {
     Tensor out;
     {
       NoGradGuard ng;
       out = mul(mul(x[0], x[0]), x[0]);
     }
-    record("bad_cube", {x[0]}, {out}, {save(x[0], "input")},
+    record(kBadCube, {x[0]}, {out}, {save(x[0], "input")},
            [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{mul(mul(g[0], mul(s[0], s[0].detach())), 3.0)};
-           }, DoubleBackward::composed);
+           });
     return out;
   };
   Generator gen(8);

@@ -1,7 +1,7 @@
 // The op registry held to the ops and to the gradcheck cases, both ways: every op a case's graph
-// records (forward, and the backward under create_graph) has a row, every row is covered by a
-// case on every device it claims, its second-order claim is what the node says, and README's
-// table is the registry's.
+// records (forward, and the backward under create_graph) has a definition in it, every definition
+// is covered by a case on every device it claims, and docs/ops.md's table is the registry's. Also
+// record()'s check of the saved tensors against the definition, and the CUDA kinds' names.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "cuda/kinds.h"
 #include "cases/gradcheck_cases.h"
 
 using namespace hg;
@@ -22,7 +23,7 @@ namespace {
 // create_graph (the nodes of the gradient's own graph).
 struct Recorded {
   std::set<std::string> forward, backward;
-  std::map<std::string, DoubleBackward> flag;  // each forward node's own claim
+  std::map<std::string, const OpDef*> def;  // the definition each forward node was recorded with
 };
 
 Recorded recorded_by(const cases::GradcheckCase& c) {
@@ -31,7 +32,7 @@ Recorded recorded_by(const cases::GradcheckCase& c) {
   Tensor out = c.fn(c.inputs);
   for (const auto& n : tape_of(out)) {
     r.forward.insert(n->op);
-    r.flag[n->op] = n->double_backward;
+    r.def[n->op] = n->def;
   }
   std::vector<Tensor> xs;
   for (const Tensor& x : c.inputs)
@@ -45,8 +46,8 @@ Recorded recorded_by(const cases::GradcheckCase& c) {
   return r;
 }
 
-std::string readme_table() {
-  std::ifstream f(std::string(HANDGRAD_SOURCE_DIR) + "/README.md");
+std::string docs_table() {
+  std::ifstream f(std::string(HANDGRAD_SOURCE_DIR) + "/docs/ops.md");
   REQUIRE(f.good());
   std::stringstream all;
   all << f.rdbuf();
@@ -61,25 +62,26 @@ std::string readme_table() {
 
 TEST_CASE("registry: every op the gradcheck cases record has a row, and every row is covered") {
   std::set<std::string> in_forward, in_backward, on_cuda;
-  std::map<std::string, std::set<DoubleBackward>> flags;
+  std::map<std::string, std::set<const OpDef*>> defs;
   for (const auto& c : cases::all_cases()) {
     CAPTURE(c.op);
     CAPTURE(c.variant);
     Recorded r = recorded_by(c);
     for (const std::string& op : r.forward) {
-      INFO("the case's forward records '" << op << "'; add a row for it to ops/registry.cpp");
+      INFO("the case's forward records '" << op << "'; list its definition in ops/registry.cpp");
       CHECK(find_op(op) != nullptr);
       in_forward.insert(op);
-      flags[op].insert(r.flag[op]);
+      defs[op].insert(r.def[op]);
       if (c.runs_on(Device::cuda)) on_cuda.insert(op);
     }
     for (const std::string& op : r.backward) {
-      INFO("the case's backward (create_graph) records '" << op << "'; add a row for it to ops/registry.cpp");
+      INFO("the case's backward (create_graph) records '" << op << "'; list its definition in ops/registry.cpp");
       CHECK(find_op(op) != nullptr);
       in_backward.insert(op);
     }
   }
-  for (const OpInfo& op : op_registry()) {
+  for (const OpDef* def : op_registry()) {
+    const OpDef& op = *def;
     CAPTURE(op.name);
     if (!op.checked_by.empty()) continue;  // checked by the test it names, not by central differences
     const bool covered = op.from_backward ? in_backward.count(std::string(op.name)) > 0
@@ -91,26 +93,29 @@ TEST_CASE("registry: every op the gradcheck cases record has a row, and every ro
       CHECK(on_cuda.count(std::string(op.name)) > 0);
     }
     if (!op.from_backward && covered) {
-      const auto want = op.second_order ? DoubleBackward::composed : DoubleBackward::first_order;
-      INFO("the registry's second-order claim for '" << op.name << "' differs from what its node records");
-      CHECK(flags[std::string(op.name)] == std::set<DoubleBackward>{want});
+      INFO("the nodes named '" << op.name << "' were recorded with another definition than the registry's");
+      CHECK(defs[std::string(op.name)] == std::set<const OpDef*>{def});
     }
   }
 }
 
-TEST_CASE("registry: names are unique and every row says what it saves and where it is derived") {
+TEST_CASE("registry: names are unique and every definition says why it saves what it saves, and where it is derived") {
   std::set<std::string_view> names;
-  for (const OpInfo& op : op_registry()) {
-    CAPTURE(op.name);
-    CHECK(names.insert(op.name).second);
-    CHECK_FALSE(op.saves.empty());
-    std::ifstream f(std::string(HANDGRAD_SOURCE_DIR) + "/" + std::string(op.derivation));
+  for (const OpDef* op : op_registry()) {
+    CAPTURE(op->name);
+    CHECK(names.insert(op->name).second);
+    for (const SavedLabel& l : op->saved_labels()) {
+      CAPTURE(l.label);
+      CHECK_FALSE(l.why.empty());
+    }
+    CHECK((op->fused.empty() || op->second_order));  // a fused backward sits beside a composed one
+    std::ifstream f(std::string(HANDGRAD_SOURCE_DIR) + "/" + std::string(op->derivation));
     CHECK(f.good());
   }
 }
 
-TEST_CASE("registry: README's table of ops is the registry's (regenerate with build/tests/gradcheck --registry)") {
-  CHECK(readme_table() == registry_markdown());
+TEST_CASE("registry: docs/ops.md's table of ops is the registry's (regenerate with build/tests/gradcheck --registry)") {
+  CHECK(docs_table() == registry_markdown());
 }
 
 // The engine knows no op: its files (engine/) name none of the ops that live in ops/ — not in
@@ -119,8 +124,8 @@ TEST_CASE("registry: README's table of ops is the registry's (regenerate with bu
 // call-site parameter every public function takes.
 TEST_CASE("registry: no file under engine/ names an op of ops/") {
   std::set<std::string> names = {"adam", "adamw", "layernorm"};  // and the ops still to come
-  for (const OpInfo& op : op_registry())
-    if (op.derivation.starts_with("ops/")) names.insert(std::string(op.name));
+  for (const OpDef* op : op_registry())
+    if (op->derivation.starts_with("ops/")) names.insert(std::string(op->name));
   names.erase("where");
   const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   int files = 0;
@@ -142,4 +147,93 @@ TEST_CASE("registry: no file under engine/ names an op of ops/") {
       }
   }
   CHECK(files > 10);  // the folder was read
+}
+
+// record() holds what a backward saves to its definition: a tensor saved under a label the
+// definition does not list fails, and so does a label it lists (as always saved) that is not saved.
+TEST_CASE("registry: record() refuses saved tensors that differ from the definition, naming the op and the label") {
+  static constexpr OpDef kTwoSaves{.name = "two_saves", .saves = {{"input x", "the derivative"}, {"output y", "the same"}},
+                                   .derivation = "tests/ops/test_registry.cpp"};
+  static constexpr OpDef kMaybeSaves{.name = "maybe_saves", .saves = {{"input x", "the derivative", "when asked"}},
+                                     .derivation = "tests/ops/test_registry.cpp"};
+  const BackwardFn pass = [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return std::vector<Tensor>{g[0]}; };
+  Tensor x = full({3}, 2.0, DType::f64).requires_grad_();
+  auto fresh = [&] { return mul(x.detach(), 1.0); };
+  CHECK_NOTHROW(record(kTwoSaves, {x}, {fresh()}, {save(x, "input x"), save(x, "output y")}, pass));
+  // saves one its definition does not list
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "input x"), save(x, "output y"), save(x, "kept-row count")}, pass),
+                       doctest::Contains("two_saves: its backward saves the tensor \"kept-row count\", which its definition does not list"),
+                       Error);
+  // lists one it does not save (the first, or the last)
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "output y")}, pass),
+                       doctest::Contains("two_saves: its definition lists \"input x\" as saved (always), but the backward did not save it"),
+                       Error);
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "input x")}, pass),
+                       doctest::Contains("two_saves: its definition lists \"output y\" as saved (always)"), Error);
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "output y"), save(x, "input x")}, pass),
+                       doctest::Contains("out of order"), Error);
+  // a label saved only sometimes may be absent
+  CHECK_NOTHROW(record(kMaybeSaves, {x}, {fresh()}, {}, pass));
+  CHECK_NOTHROW(record(kMaybeSaves, {x}, {fresh()}, {save(x, "input x")}, pass));
+  // a fused backward the definition does not name, and one it names but is not given
+  CHECK_THROWS_WITH_AS(record(kMaybeSaves, {x}, {fresh()}, {}, pass, pass),
+                       doctest::Contains("maybe_saves: was recorded with a fused backward that its definition does not name"), Error);
+  static constexpr OpDef kFused{.name = "with_fused", .saves_nothing = "-", .derivation = "tests/ops/test_registry.cpp",
+                                .fused = "a pass-through"};
+  CHECK_THROWS_WITH_AS(record(kFused, {x}, {fresh()}, {}, pass),
+                       doctest::Contains("with_fused: its definition names a fused backward (a pass-through) but none was recorded"),
+                       Error);
+}
+
+// The engine, not the op, chooses: the fused backward without create_graph, the composed one under it.
+TEST_CASE("registry: backward runs the fused backward, and the composed one under create_graph") {
+  static constexpr OpDef kTwice{.name = "twice", .saves_nothing = "2 is a number", .derivation = "tests/ops/test_registry.cpp",
+                                .fused = "a counted pass"};
+  int fused_runs = 0, composed_runs = 0;
+  auto twice = [&](const Tensor& x) {
+    Tensor out;
+    {
+      NoGradGuard ng;
+      out = mul(x, 2.0);
+    }
+    record(kTwice, {x}, {out}, {}, [&](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      ++composed_runs;
+      return std::vector<Tensor>{mul(g[0], 2.0)};
+    }, [&](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      ++fused_runs;
+      NoGradGuard ng;
+      return std::vector<Tensor>{mul(g[0], 2.0)};
+    });
+    return out;
+  };
+  Tensor x = full({2}, 1.5, DType::f64).requires_grad_();
+  Tensor g = grad({sum(twice(x))}, {x})[0];
+  CHECK(g.to_vector() == std::vector<double>{2.0, 2.0});
+  CHECK(fused_runs == 1);
+  CHECK(composed_runs == 0);
+  Tensor gg = grad({sum(mul(twice(x), x))}, {x}, {}, {.create_graph = true})[0];  // d/dx (2x · x) = 4x
+  CHECK(gg.to_vector() == std::vector<double>{6.0, 6.0});
+  CHECK(gg.requires_grad());
+  CHECK(fused_runs == 1);
+  CHECK(composed_runs == 1);
+}
+
+// The CUDA elementwise kinds keep their own names (cuda/kinds.h, for error messages): each is an
+// op's name, or "<op>_backward" for an op whose definition has a fused backward.
+TEST_CASE("registry: every CUDA elementwise kind is named for an op's definition") {
+  std::vector<std::string> kinds(std::begin(cuda::kUnaryNames), std::end(cuda::kUnaryNames));
+  kinds.insert(kinds.end(), std::begin(cuda::kBinaryNames), std::end(cuda::kBinaryNames));
+  CHECK(kinds.size() == static_cast<size_t>(cuda::kUnaryCount) + static_cast<size_t>(cuda::kBinaryCount));
+  for (const std::string& kind : kinds) {
+    CAPTURE(kind);
+    const OpDef* op = find_op(kind);
+    if (!op && kind.ends_with("_backward")) {
+      op = find_op(std::string_view(kind).substr(0, kind.size() - std::string_view("_backward").size()));
+      REQUIRE(op != nullptr);
+      CHECK_FALSE(op->fused.empty());
+      CHECK(op->fused.starts_with(kind));  // the definition names the kernel
+    } else {
+      CHECK(op != nullptr);
+    }
+  }
 }
