@@ -9,6 +9,7 @@
 
 #include "exercises_run.h"
 #include "nn/checkpoint.h"
+#include "kit.h"
 #include "report.h"
 
 using namespace hg;
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
   app.add_flag("--quiet", quiet, "no progress line on stderr");
   add_device_option(app, o.device);
+  setup_app(app);
   CLI11_PARSE(app, argc, argv);
   if (steps_opt->count() > 0) o.steps = steps;
   o.pictures = !no_pictures;

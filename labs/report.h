@@ -91,7 +91,8 @@ CLI::Option* add_device_option(CLI::App& app, Device& device);
 std::string device_description(Device device);
 
 // Runs a lab's body with a fresh Report, prints the summary, writes --json when a path is given.
-// An exception is printed as "error: ..." and gives exit status 1. Under mpirun (nn::world() of
+// The exit status is every lab's one rule: 1 when an acceptance check (criterion) or an agreement
+// bound (tolerance) is not met, else 0. An exception is printed as "error: ..." and gives exit status 1. Under mpirun (nn::world() of
 // several ranks) only rank 0 prints the report and writes the JSON; an error on any rank is
 // printed naming the rank ("error on rank 1 of 2 (mpi): ...") and ends every rank of the job.
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body);
