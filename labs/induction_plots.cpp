@@ -110,7 +110,7 @@ std::vector<std::string> draw_pictures(const std::string& dir, const Outputs& o)
         "set output '{}'\nset title 'later-copy and first-copy loss ({})'\n"
         "set xlabel 'step'\nset ylabel 'loss (nats)'\nset key top right\nset grid\nplot {}\nunset title\nunset grid\n",
         png("loss_curves.png"),
-        smoothed ? std::string("means of 25-step chunks") : fmt::format("every step: {} are too few for 25-step means", steps),
+        smoothed ? std::string("means of 25-step chunks") : fmt::format("every step: {} step{} too few for 25-step means", steps, steps == 1 ? " is" : "s are"),
         series);
   }
   if (!o.acc_per_position.empty()) {

@@ -50,6 +50,21 @@ void Report::value(const std::string& key, double measured, std::optional<double
   }
 }
 
+void Report::value_within_spread(const std::string& key, double measured, double text_value, double lo, double hi,
+                                 const std::string& source, int decimals) {
+  nlohmann::json& j = json_["sections"][section_][key];
+  ++compared_;
+  const bool ok = measured >= lo && measured <= hi;  // NaN: outside
+  if (!ok) ++mismatches_;
+  j["measured"] = measured;
+  j["text"] = text_value;
+  j["seed_spread"] = {lo, hi};
+  j["seed_spread_source"] = source;
+  j["agrees"] = ok;
+  fmt::print("  {:<34} {:>10.{}f}   text {:>8.{}f}  {} {:.{}f}-{:.{}f} ({})\n", key, measured, decimals, text_value, decimals,
+             ok ? "agrees within seed spread" : "differs by more than seeds do:", lo, decimals, hi, decimals, source);
+}
+
 void Report::values(const std::string& key, const std::vector<double>& measured, const std::vector<double>& text_values,
                     int decimals) {
   nlohmann::json& j = json_["sections"][section_][key];
