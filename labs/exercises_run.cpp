@@ -41,6 +41,15 @@ void draw(Report& rep, const ExerciseOptions& o, const std::string& name, const 
   rep.text("  wrote " + (fs::path(o.out) / png).string());
 }
 
+// Writes a CSV file into --out, says so, and draws its picture.
+void write_csv_and_draw(Report& rep, const ExerciseOptions& o, const std::string& csv, const std::string& content,
+                        const std::string& note, const std::string& script_name, const std::string& png,
+                        const std::string& script) {
+  write_file((fs::path(o.out) / csv).string(), content, "exercises");
+  rep.text(fmt::format("  {}/{}{}", o.out, csv, note));
+  draw(rep, o, script_name, png, script);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- exercise 3
@@ -132,10 +141,8 @@ void run_positions(Report& rep, const ExerciseOptions& o) {
     for (size_t i = 0; i < c[0].size(); ++i)
       f << (smoothed ? i * 25 : i + 1) << "," << c[0][i] << "," << c[1][i] << "," << c[2][i] << ","
         << (i < c[3].size() ? c[3][i] : 0.0) << "\n";
-    write_file((fs::path(o.out) / "exercise3_curves.csv").string(), f.str(), "exercises");
     const std::string what = smoothed ? "means of 25-step chunks" : "every step (too few for 25-step means)";
-    rep.text(fmt::format("  {}/exercise3_curves.csv: later-copy loss, {}", o.out, what));
-    draw(rep, o, "exercise3.gp", "exercise3_loss_curves.png",
+    write_csv_and_draw(rep, o, "exercise3_curves.csv", f.str(), ": later-copy loss, " + what, "exercise3.gp", "exercise3_loss_curves.png",
          fmt::format("set output 'exercise3_loss_curves.png'\nset title 'later-copy loss, 2 blocks, L in 16..32 ({})'\n"
                      "set xlabel 'step'\nset ylabel 'later-copy loss (nats)'\nset key top right\nset grid\n"
                      "plot 'exercise3_curves.csv' every ::1 using 1:2 with linespoints lw 2 pt 7 ps 0.4 title 'rope', '' "
@@ -271,9 +278,7 @@ void run_three_copies(Report& rep, const ExerciseOptions& o) {
     std::ostringstream f;
     f << "target_position,accuracy\n";
     for (size_t i = 0; i < r.per_position.size(); ++i) f << i + 1 << "," << r.per_position[i] << "\n";
-    write_file((fs::path(o.out) / "exercise5_accuracy_per_position.csv").string(), f.str(), "exercises");
-    rep.text(fmt::format("  {}/exercise5_accuracy_per_position.csv", o.out));
-    draw(rep, o, "exercise5.gp", "exercise5_accuracy_per_position.png",
+    write_csv_and_draw(rep, o, "exercise5_accuracy_per_position.csv", f.str(), "", "exercise5.gp", "exercise5_accuracy_per_position.png",
          fmt::format("set output 'exercise5_accuracy_per_position.png'\nset title 'accuracy per target position, a "
                      "length-{0} pattern three times'\nset xlabel 'target position'\nset ylabel 'accuracy'\nset yrange "
                      "[0:1.05]\nset xrange [1:{1}]\nset grid\nset arrow from {0},0 to {0},1.05 nohead dt 2\nset arrow "
@@ -420,9 +425,8 @@ void run_held_out(Report& rep, const ExerciseOptions& o) {
     std::ostringstream f;
     f << "row,lookup_squared,head_squared,moved\n";
     for (size_t v = 0; v < V; ++v) f << v << "," << r.lookup_squared[v] << "," << r.head_squared[v] << "," << r.moved[v] << "\n";
-    write_file((fs::path(o.out) / "exercise6_embedding_gradients.csv").string(), f.str(), "exercises");
-    rep.text(fmt::format("  {}/exercise6_embedding_gradients.csv: per row, both paths' Σ‖g‖² and how far it moved", o.out));
-    draw(rep, o, "exercise6.gp", "exercise6_embedding_gradients.png",
+    write_csv_and_draw(rep, o, "exercise6_embedding_gradients.csv", f.str(),
+                       ": per row, both paths' Σ‖g‖² and how far it moved", "exercise6.gp", "exercise6_embedding_gradients.png",
          fmt::format("set output 'exercise6_embedding_gradients.png'\nset title \"gradient each embedding row received "
                      "over training\\nrows {0}-63 are never looked up: their lookup path is exactly 0 (not drawn on "
                      "the log scale)\"\nset xrange [-1:{2}]\nset xlabel 'embedding row (token)'\nset ylabel 'sum over steps of |dE[v]|^2'\nset logscale "
