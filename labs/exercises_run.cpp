@@ -291,7 +291,8 @@ void run_three_copies(Report& rep, const ExerciseOptions& o) {
   const double twice_change = third.twice.acc() - second.twice.acc();
   if (o.short_mode && o.load.empty()) {
     rep.text("\nWhat the numbers show: nothing yet — --short trains too little for the model to complete anything; "
-             "the full run (or --load) answers the text's question.");
+             "the full run (or --load labs_out/induction/induction_2blocks.safetensors, which induction "
+             "writes) answers the text's question.");
   } else {
     const bool same_once = std::abs(third.once.acc() - second.once.acc()) < 0.02;
     const bool beyond = second.twice_earlier.acc() > 0.5 && second.twice_later.acc() > 0.5;
