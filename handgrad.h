@@ -9,6 +9,7 @@
 #include "engine/random.h"
 #include "engine/tape.h"
 #include "engine/tensor.h"
+#include "engine/version.h"
 #include "ops/attention.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise.h"

@@ -9,6 +9,7 @@
 
 #include "exercises_run.h"
 #include "nn/checkpoint.h"
+#include "kit.h"
 #include "report.h"
 
 using namespace hg;
@@ -38,8 +39,8 @@ int main(int argc, char** argv) {
   app.add_option("--eval-batch", o.eval_batch, "sequences per evaluation batch (exercise 5 uses twice as many)")
       ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
   app.add_option("--out", o.out, "folder for the CSV files and PNG pictures")->capture_default_str()->check(writable_folder());
-  app.add_option("--load", o.load, "exercise 5: load the 2-block rope model from this safetensors file (induction --save "
-                                   "writes one) instead of training it")
+  app.add_option("--load", o.load, "exercise 5: load the 2-block rope model from this safetensors file (induction writes "
+                                   "one by default: labs_out/induction/induction_2blocks.safetensors) instead of training it")
       ->check(CLI::ExistingFile);
   app.add_flag("--short", o.short_mode, "a quick run: 30 training steps (unless --steps) of batch 32, evaluation batches "
                                         "of 64, and only the checks that hold without training");
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
   app.add_flag("--quiet", quiet, "no progress line on stderr");
   add_device_option(app, o.device);
+  setup_app(app);
   CLI11_PARSE(app, argc, argv);
   if (steps_opt->count() > 0) o.steps = steps;
   o.pictures = !no_pictures;

@@ -6,56 +6,48 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <numeric>
 
 #include "exercises_case.h"
-#include "induction_plots.h"
-#include "induction_run.h"
+#include "kit.h"
 #include "nn/checkpoint.h"
 
 namespace hg::lab::exercises {
 
-using induction::ProgressLine;
 using induction::TrainSetup;
 namespace fs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Exercise 3's bounds on later-copy accuracy (the reasons are printed with the checks).
 constexpr double kCircuitAccuracy = 0.8, kNoCircuitAccuracy = 0.3, kAlibiAccuracy = 0.6;
 // A scheme "grew the circuit" when its later-copy accuracy reaches this: far above any model without it.
 constexpr double kGrewAccuracy = 0.6;
 
-std::string row_str(const std::vector<double>& v) {
-  std::string s;
-  for (double x : v) s += fmt::format("{}{:.2f}", s.empty() ? "" : " ", x);
-  return s;
-}
-
 std::string acc_str(const Tally& t) { return t.n ? fmt::format("{:.3f} ({} of {})", t.acc(), t.hits, t.n) : "-"; }
-
-std::ofstream open_csv(const ExerciseOptions& o, const std::string& name) {
-  std::ofstream f(fs::path(o.out) / name);
-  if (!f) fail("exercises", "cannot write '{}/{}' (is --out a writable folder?)", o.out, name);
-  return f;
-}
 
 // Draws `script` (gnuplot) into --out, or says why not; prints the PNG's path.
 void draw(Report& rep, const ExerciseOptions& o, const std::string& name, const std::string& png, const std::string& script) {
   if (!o.pictures) return;
-  if (!induction::gnuplot_available()) {
-    rep.text("  gnuplot is not installed (Debian: apt-get install gnuplot-nox): no picture drawn");
+  if (!gnuplot_available()) {
+    rep.text(gnuplot_missing_note());
     return;
   }
   run_gnuplot(o.out, name, "set datafile separator ','\nset terminal pngcairo size 900,560 font ',10'\n" + script,
               "exercises");
-  rep.text("  " + (fs::path(o.out) / png).string());
+  rep.text("  wrote " + (fs::path(o.out) / png).string());
+}
+
+// Writes a CSV file into --out, says so, and draws its picture.
+void write_csv_and_draw(Report& rep, const ExerciseOptions& o, const std::string& csv, const std::string& content,
+                        const std::string& note, const std::string& script_name, const std::string& png,
+                        const std::string& script) {
+  write_file((fs::path(o.out) / csv).string(), content, "exercises");
+  rep.text(fmt::format("  {}/{}{}", o.out, csv, note));
+  draw(rep, o, script_name, png, script);
 }
 
 }  // namespace
@@ -63,7 +55,7 @@ void draw(Report& rep, const ExerciseOptions& o, const std::string& name, const 
 // ---------------------------------------------------------------- exercise 3
 
 void run_positions(Report& rep, const ExerciseOptions& o) {
-  const auto t0 = Clock::now();
+  const Stopwatch t0;
   const int64_t steps = o.steps_for(kPositionsSteps);
   rep.section("exercise 3: positional schemes and the induction circuit");
   rep.text(fmt::format("The variable-period experiment (2 blocks, L uniform in 16..32, {} steps, seed {}, the induction "
@@ -139,20 +131,23 @@ void run_positions(Report& rep, const ExerciseOptions& o) {
   rep.value("1 block rope: final later-copy loss", plateau, 3.65, 2);
 
   if (!o.out.empty()) {
-    std::ofstream f = open_csv(o, "exercise3_curves.csv");
+    // Means of 25-step chunks, as the text plots them; a run too short for two of them: every step.
+    const bool smoothed = rope.history.later.size() >= 50;
+    std::ostringstream f;
     f << "step,later_rope,later_none,later_alibi,later_one_block_rope\n";
     std::vector<std::vector<double>> c;
-    for (const SchemeRun& r : runs) c.push_back(induction::chunk_means(r.history.later));
-    c.push_back(induction::chunk_means(control.later));
+    for (const SchemeRun& r : runs) c.push_back(smoothed ? induction::chunk_means(r.history.later) : r.history.later);
+    c.push_back(smoothed ? induction::chunk_means(control.later) : control.later);
     for (size_t i = 0; i < c[0].size(); ++i)
-      f << i * 25 << "," << c[0][i] << "," << c[1][i] << "," << c[2][i] << "," << (i < c[3].size() ? c[3][i] : 0.0) << "\n";
-    f.close();
-    rep.text(fmt::format("  {}/exercise3_curves.csv: later-copy loss, means of 25-step chunks", o.out));
-    draw(rep, o, "exercise3.gp", "exercise3_loss_curves.png",
-         "set output 'exercise3_loss_curves.png'\nset title 'later-copy loss, 2 blocks, L in 16..32 (means of 25-step "
-         "chunks)'\nset xlabel 'step'\nset ylabel 'later-copy loss (nats)'\nset key top right\nset grid\n"
-         "plot 'exercise3_curves.csv' every ::1 using 1:2 with lines lw 2 title 'rope', '' every ::1 using 1:3 with "
-         "lines lw 2 title 'none', '' every ::1 using 1:4 with lines lw 2 title 'alibi'\n");
+      f << (smoothed ? i * 25 : i + 1) << "," << c[0][i] << "," << c[1][i] << "," << c[2][i] << ","
+        << (i < c[3].size() ? c[3][i] : 0.0) << "\n";
+    const std::string what = smoothed ? "means of 25-step chunks" : "every step (too few for 25-step means)";
+    write_csv_and_draw(rep, o, "exercise3_curves.csv", f.str(), ": later-copy loss, " + what, "exercise3.gp", "exercise3_loss_curves.png",
+         fmt::format("set output 'exercise3_loss_curves.png'\nset title 'later-copy loss, 2 blocks, L in 16..32 ({})'\n"
+                     "set xlabel 'step'\nset ylabel 'later-copy loss (nats)'\nset key top right\nset grid\n"
+                     "plot 'exercise3_curves.csv' every ::1 using 1:2 with linespoints lw 2 pt 7 ps 0.4 title 'rope', '' "
+                     "every ::1 using 1:3 with linespoints lw 2 pt 7 ps 0.4 title 'none', '' every ::1 using 1:4 with "
+                     "linespoints lw 2 pt 7 ps 0.4 title 'alibi'\n", what));
   }
 
   // What the numbers show, said from the numbers.
@@ -193,8 +188,8 @@ void run_positions(Report& rep, const ExerciseOptions& o) {
   if (o.short_mode)
     verdict = "nothing yet — --short trains too little for any scheme to learn; the full run answers the text's question.";
   rep.text("\nWhat the numbers show: " + verdict);
-  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  rep.text(fmt::format("exercise 3 took {} ({} steps per model)", induction::duration_str(seconds), steps));
+  const double seconds = t0.seconds();
+  rep.text(fmt::format("exercise 3 took {} ({} steps per model)", duration_str(seconds), steps));
   rep.json()["timing"]["exercise 3 seconds"] = seconds;
 
   rep.section("exercise 3: acceptance checks");
@@ -232,7 +227,7 @@ static void trained_two_block(Report& rep, const ExerciseOptions& o, nn::TinyCha
 }
 
 void run_three_copies(Report& rep, const ExerciseOptions& o) {
-  const auto t0 = Clock::now();
+  const Stopwatch t0;
   constexpr int64_t L = 21;
   rep.section("exercise 5: a length-21 pattern repeated three times");
   Generator gen(o.seed);
@@ -280,12 +275,10 @@ void run_three_copies(Report& rep, const ExerciseOptions& o) {
   js["accuracy_per_position"] = r.per_position;
 
   if (!o.out.empty()) {
-    std::ofstream f = open_csv(o, "exercise5_accuracy_per_position.csv");
+    std::ostringstream f;
     f << "target_position,accuracy\n";
     for (size_t i = 0; i < r.per_position.size(); ++i) f << i + 1 << "," << r.per_position[i] << "\n";
-    f.close();
-    rep.text(fmt::format("  {}/exercise5_accuracy_per_position.csv", o.out));
-    draw(rep, o, "exercise5.gp", "exercise5_accuracy_per_position.png",
+    write_csv_and_draw(rep, o, "exercise5_accuracy_per_position.csv", f.str(), "", "exercise5.gp", "exercise5_accuracy_per_position.png",
          fmt::format("set output 'exercise5_accuracy_per_position.png'\nset title 'accuracy per target position, a "
                      "length-{0} pattern three times'\nset xlabel 'target position'\nset ylabel 'accuracy'\nset yrange "
                      "[0:1.05]\nset xrange [1:{1}]\nset grid\nset arrow from {0},0 to {0},1.05 nohead dt 2\nset arrow "
@@ -298,7 +291,8 @@ void run_three_copies(Report& rep, const ExerciseOptions& o) {
   const double twice_change = third.twice.acc() - second.twice.acc();
   if (o.short_mode && o.load.empty()) {
     rep.text("\nWhat the numbers show: nothing yet — --short trains too little for the model to complete anything; "
-             "the full run (or --load) answers the text's question.");
+             "the full run (or --load labs_out/induction/induction_2blocks.safetensors, which induction "
+             "writes) answers the text's question.");
   } else {
     const bool same_once = std::abs(third.once.acc() - second.once.acc()) < 0.02;
     const bool beyond = second.twice_earlier.acc() > 0.5 && second.twice_later.acc() > 0.5;
@@ -328,8 +322,8 @@ void run_three_copies(Report& rep, const ExerciseOptions& o) {
                              second.twice_earlier.acc(), second.twice_later.acc()),
         third.twice.acc(), twice_change));
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  rep.text(fmt::format("exercise 5 took {}", induction::duration_str(seconds)));
+  const double seconds = t0.seconds();
+  rep.text(fmt::format("exercise 5 took {}", duration_str(seconds)));
   rep.json()["timing"]["exercise 5 seconds"] = seconds;
 
   rep.section("exercise 5: acceptance checks");
@@ -368,7 +362,7 @@ static double max_of(const std::vector<double>& v, size_t lo, size_t hi) {
 }
 
 void run_held_out(Report& rep, const ExerciseOptions& o) {
-  const auto t0 = Clock::now();
+  const Stopwatch t0;
   const int64_t steps = o.steps_for(induction::kSteps), K = kHeldOutTokens;
   rep.section("exercise 6: trained on tokens 0-47, tested on 48-63");
   rep.text(fmt::format("The 2-block rope model of the induction lab (L in 16..32, {} steps, seed {}), its training "
@@ -429,12 +423,11 @@ void run_held_out(Report& rep, const ExerciseOptions& o) {
   js["later_curve"] = r.history.later;
 
   if (!o.out.empty()) {
-    std::ofstream f = open_csv(o, "exercise6_embedding_gradients.csv");
+    std::ostringstream f;
     f << "row,lookup_squared,head_squared,moved\n";
     for (size_t v = 0; v < V; ++v) f << v << "," << r.lookup_squared[v] << "," << r.head_squared[v] << "," << r.moved[v] << "\n";
-    f.close();
-    rep.text(fmt::format("  {}/exercise6_embedding_gradients.csv: per row, both paths' Σ‖g‖² and how far it moved", o.out));
-    draw(rep, o, "exercise6.gp", "exercise6_embedding_gradients.png",
+    write_csv_and_draw(rep, o, "exercise6_embedding_gradients.csv", f.str(),
+                       ": per row, both paths' Σ‖g‖² and how far it moved", "exercise6.gp", "exercise6_embedding_gradients.png",
          fmt::format("set output 'exercise6_embedding_gradients.png'\nset title \"gradient each embedding row received "
                      "over training\\nrows {0}-63 are never looked up: their lookup path is exactly 0 (not drawn on "
                      "the log scale)\"\nset xrange [-1:{2}]\nset xlabel 'embedding row (token)'\nset ylabel 'sum over steps of |dE[v]|^2'\nset logscale "
@@ -479,8 +472,8 @@ void run_held_out(Report& rep, const ExerciseOptions& o) {
       sum_of(r.lookup_squared, 0, k) + sum_of(r.head_squared, 0, k), collapsed ? "almost one vector" : "more alike",
       r.cos_held_end, r.cos_seen_end, r.cos_held_start, r.cos_seen_start, r.ov_diag_seen, r.ov_diag_held,
       collapsed ? " Even perfect circuits could not tell the held-out tokens apart through embeddings this alike." : ""));
-  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  rep.text(fmt::format("exercise 6 took {}", induction::duration_str(seconds)));
+  const double seconds = t0.seconds();
+  rep.text(fmt::format("exercise 6 took {}", duration_str(seconds)));
   rep.json()["timing"]["exercise 6 seconds"] = seconds;
 
   rep.section("exercise 6: acceptance checks");

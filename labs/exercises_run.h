@@ -7,6 +7,7 @@
 #include <string>
 
 #include "induction_lab.h"
+#include "kit.h"
 #include "report.h"
 
 namespace hg::lab::exercises {
@@ -22,7 +23,7 @@ struct ExerciseOptions {
   std::optional<int64_t> steps;  // unset: each exercise's own default
   uint64_t seed = induction::kSeed;
   int64_t eval_batch = 256;
-  std::string out = "exercises_out";
+  std::string out = default_out("exercises");
   std::string load;  // exercise 5's model
   bool pictures = true, progress = true, short_mode = false;
   Device device = Device::cpu;

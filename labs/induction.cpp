@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "induction_run.h"
+#include "kit.h"
 #include "report.h"
 
 using namespace hg::lab;
@@ -18,34 +19,28 @@ int main(int argc, char** argv) {
   CLI::App app{"Sections 10.6.2-10.6.3 of 'What Attention Computes': the fixed-offset shortcut, 2 blocks vs 1 block "
                "on repeated random sequences, head scores, accuracy per position, the OV copying check and head "
                "ablations. Progress goes to stderr, the report to stdout, curves and pictures to --out."};
+  setup_app(app);
   LabOptions o;
   std::string json;
   bool no_pictures = false, quiet = false;
-  app.add_option("--steps", o.steps, "training steps of the 2-block and the 1-block model (0: skip the 1-block run)")
-      ->capture_default_str()->check(whole_number_in(0, kMaxSteps));
+  add_training_flags(app, {.steps = &o.steps, .seed = &o.seed, .out = &o.out, .load = &o.load, .save = &o.save,
+                           .no_pictures = &no_pictures, .quiet = &quiet},
+                     "the 2-block and the 1-block model (0: skip the 1-block run)");
   app.add_option("--shortcut-steps", o.shortcut_steps, "training steps of the shortcut experiment (0: skip it)")
       ->capture_default_str()->check(whole_number_in(0, kMaxSteps));
-  app.add_option("--seed", o.seed, "seed of the generator (model initialisation, batches, probes)")
-      ->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
   app.add_option("--batch", o.batch, "training batch size (the text's 128)")
       ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
   app.add_option("--eval-batch", o.eval_batch,
                  "sequences per evaluation batch (twice as many for the accuracy per position); smaller is faster "
                  "and noisier")
       ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
-  app.add_option("--out", o.out, "folder for the CSV curves and PNG pictures")->capture_default_str()->check(writable_folder());
-  app.add_option("--save", o.save, "write the trained 2-block model to this safetensors file")->check(writable_file());
-  app.add_option("--load", o.load, "load the 2-block model from this safetensors file instead of training it")
-      ->check(CLI::ExistingFile);
   add_json_option(app, json);
-  app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
-  app.add_flag("--quiet", quiet, "no progress line on stderr");
   CLI::Option* device = add_device_option(app, o.device);
   int64_t compare_steps = 0;
   app.add_option("--compare-devices", compare_steps,
-                 "instead of the lab: train the 2-block model for N steps (default 100) on the CPU and on the GPU from "
-                 "--seed at --batch and compare the loss curves; exit status 1 if they differ by more than float32 "
-                 "rounding explains")
+                 "instead of the lab: train the 2-block model for N steps (100 when N is left out) on the CPU and on "
+                 "the GPU from --seed at --batch and compare the loss curves; exit status 1 if they differ by more "
+                 "than float32 rounding explains; off unless given")
       ->expected(0, 1)
       ->default_str("100")
       ->check(whole_number_in(1, kMaxSteps))

@@ -5,17 +5,7 @@
 #include <vector>
 
 #include "induction_lab.h"
-
-namespace hg::lab {
-
-// Shared with the other labs that draw. A matrix (2-d, any dtype or device) as rows of
-// comma-separated values; and gnuplot run on `script`, written to `dir`/`script_name`, inside
-// `dir` (its messages go to `dir`/gnuplot.log; an hg::Error naming `lab` when it fails).
-void write_matrix_csv(const std::string& path, const Tensor& m);
-void run_gnuplot(const std::string& dir, const std::string& script_name, const std::string& script,
-                 const std::string& lab);
-
-}  // namespace hg::lab
+#include "kit.h"
 
 namespace hg::lab::induction {
 
@@ -29,9 +19,6 @@ struct Outputs {
 
 // Writes the CSV files into `dir` (created if missing); returns their paths.
 std::vector<std::string> write_csv(const std::string& dir, const Outputs& o);
-
-// True when a gnuplot that can write PNG is on PATH.
-bool gnuplot_available();
 
 // Writes `dir`/plots.gp and runs gnuplot on it (the CSV files must already be there); returns the
 // PNG paths. Throws hg::Error when gnuplot fails.

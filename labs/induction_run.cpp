@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string_view>
 
@@ -22,76 +23,27 @@ using nn::TinyCharLM;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 History train(TinyCharLM& m, TrainSetup s, Generator& gen, const std::string& name, const LabOptions& o) {
   ProgressLine line(name, o.progress);
   return train_repeat(m, s, gen, line.callback());
 }
 
-std::string row_str(const std::vector<double>& v) {
-  std::string s;
-  for (double x : v) s += fmt::format("{}{:.2f}", s.empty() ? "" : " ", x);
-  return s;
+// The numbers the acceptance checks read, gathered as the sections run.
+struct Findings {
+  double sc32_acc = -1, sc24_acc = -1, mass31 = -1;  // the shortcut (unset when not trained)
+  CopyEval c2{-1, -1, -1}, c1{-1, -1, -1};           // 2 blocks, 1 block
+  double prev1 = 0, ind2 = 0, diag = 0;              // head scores, the OV diagonal
+  std::map<std::string, double> rates;               // steps/s of each training run
+};
+
+double rate(const History& h) { return h.seconds > 0 ? static_cast<double>(h.later.size()) / h.seconds : 0.0; }
+
+// "not applicable at 30 steps (needs ≥ 800)"
+std::string too_short(int64_t steps, int64_t needs) {
+  return fmt::format("not applicable at {} steps (needs ≥ {})", steps, needs);
 }
 
-double mean_of(const std::vector<double>& v, size_t lo, size_t hi) {  // mean of v[lo, hi)
-  double s = 0;
-  for (size_t i = lo; i < hi && i < v.size(); ++i) s += v[i];
-  return hi > lo ? s / static_cast<double>(std::min(hi, v.size()) - lo) : 0.0;
-}
-
-}  // namespace
-
-std::string duration_str(double s) {
-  const int64_t t = static_cast<int64_t>(s + 0.5);
-  return t >= 60 ? fmt::format("{}m{:02}s", t / 60, t % 60) : fmt::format("{}s", t);
-}
-
-ProgressLine::ProgressLine(std::string name, bool on)
-    : name_(std::move(name)), on_(on), tty_(isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
-
-void ProgressLine::operator()(int64_t done, int64_t total, double first, double later) {
-  first_.push_back(first);
-  later_.push_back(later);
-  if (!on_) return;
-  const auto now = Clock::now();
-  const bool last = done == total;
-  if (tty_) {
-    if (!last && now - shown_ < std::chrono::milliseconds(200)) return;
-  } else {
-    const int64_t every = std::max<int64_t>(1, total / 10);
-    if (!last && done % every != 0) return;
-  }
-  shown_ = now;
-  const double el = std::chrono::duration<double>(now - start_).count();
-  const double rate = el > 0 ? static_cast<double>(done) / el : 0.0;
-  const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
-  const std::string line = fmt::format("[{}] step {}/{}  first {:.2f}  later {:.2f}  {:.1f} steps/s  {} {}", name_, done,
-                                       total, tail(first_), tail(later_), rate, last ? "took" : "ETA",
-                                       duration_str(last ? el : eta));
-  if (tty_) fmt::print(stderr, "\r{:<100}{}", line, last ? "\n" : "");
-  else fmt::print(stderr, "{}\n", line);
-  std::fflush(stderr);
-}
-
-double ProgressLine::tail(const std::vector<double>& v) {
-  const size_t n = std::min<size_t>(25, v.size());
-  double s = 0;
-  for (size_t i = v.size() - n; i < v.size(); ++i) s += v[i];
-  return n ? s / static_cast<double>(n) : 0.0;
-}
-
-Progress ProgressLine::callback() {
-  return [this](int64_t d, int64_t t, double f, double l) { (*this)(d, t, f, l); };
-}
-
-void run_induction(Report& rep, const LabOptions& o) {
-  const auto t_start = Clock::now();
-  Outputs out;
-  std::map<std::string, double> rates;  // steps/s of each training run
-  auto rate = [](const History& h) { return h.seconds > 0 ? static_cast<double>(h.later.size()) / h.seconds : 0.0; };
-
+void report_setup(Report& rep, const LabOptions& o) {
   rep.section("setup");
   rep.text(fmt::format("TinyCharLM(vocab 64, d 128, 4 heads, rope), AdamW lr 1e-3 wd 0, batch {}, 64-token sequences, "
                        "seed {}", o.batch, o.seed));
@@ -107,86 +59,109 @@ void run_induction(Report& rep, const LabOptions& o) {
                          ranks.backend(), o.batch / ranks.size(), o.batch));
   rep.text("The text's numbers come from one PyTorch run; ours come from handgrad's own generator, so digits differ "
            "(DIFFERS below is expected); the acceptance checks at the end say whether the result is reproduced.");
+}
 
-  // ------------------------------------------------------------ 10.6.2.2 the fixed-offset shortcut
-  double sc32_acc = -1, sc24_acc = -1, mass31 = -1;
-  if (o.shortcut_steps > 0) {
-    rep.section("a fixed-offset solution: 1 block, bias on, L = 32");
-    Generator g(o.seed);
-    TinyCharLM m(model_config(1, /*bias=*/true), g);
-    m.to(o.device);
-    out.shortcut = train(m, {.steps = o.shortcut_steps, .Lmin = 32, .Lmax = 32, .batch = o.batch}, g, "shortcut", o);
-    rates["shortcut (1 block)"] = rate(out.shortcut);
-    const CopyEval e32 = eval_copy(m, 32, 32, g, o.eval_batch);
-    rep.value("first copy (nats)", e32.first, 4.42, 2);
-    rep.value("second copy (nats)", e32.later, 0.09, 2);
-    rep.value("second-copy accuracy", e32.acc, 1.00, 2);
-    const CopyEval e24 = eval_copy(m, 24, 24, g, o.eval_batch);
-    Generator p1(o.seed + 1);
-    const RepeatedBatch x24 = nn::repeated_batch(o.eval_batch, 64, 64, 24, 24, p1, o.device);
-    const Tensor maps = m.attention_weights(x24.tokens.slice(1, 0, 63))[0];
-    rep.value("L = 24: second-copy accuracy", e24.acc, 0.02, 2);
-    rep.value("L = 24: mass at offset 31", offset_mass(maps, 31), 0.96, 2);
-    rep.value("L = 24: mass at offset 23", offset_mass(maps, 23), 0.00, 2);
-    sc32_acc = e32.acc, sc24_acc = e24.acc, mass31 = offset_mass(maps, 31);
+// 10.6.2.2 the fixed-offset shortcut
+void shortcut_experiment(Report& rep, const LabOptions& o, Outputs& out, Findings& f) {
+  rep.section("a fixed-offset solution: 1 block, bias on, L = 32");
+  Generator g(o.seed);
+  TinyCharLM m(model_config(1, /*bias=*/true), g);
+  m.to(o.device);
+  out.shortcut = train(m, {.steps = o.shortcut_steps, .Lmin = 32, .Lmax = 32, .batch = o.batch}, g, "shortcut", o);
+  f.rates["shortcut (1 block)"] = rate(out.shortcut);
+  const CopyEval e32 = eval_copy(m, 32, 32, g, o.eval_batch);
+  rep.value("first copy (nats)", e32.first, 4.42, 2);
+  rep.value("second copy (nats)", e32.later, 0.09, 2);
+  rep.value("second-copy accuracy", e32.acc, 1.00, 2);
+  const CopyEval e24 = eval_copy(m, 24, 24, g, o.eval_batch);
+  Generator p1(o.seed + 1);
+  const RepeatedBatch x24 = nn::repeated_batch(o.eval_batch, 64, 64, 24, 24, p1, o.device);
+  const Tensor maps = m.attention_weights(x24.tokens.slice(1, 0, 63))[0];
+  rep.value("L = 24: second-copy accuracy", e24.acc, 0.02, 2);
+  rep.value("L = 24: mass at offset 31", offset_mass(maps, 31), 0.96, 2);
+  rep.value("L = 24: mass at offset 23", offset_mass(maps, 23), 0.00, 2);
+  f.sc32_acc = e32.acc, f.sc24_acc = e24.acc, f.mass31 = offset_mass(maps, 31);
+}
+
+// Where the 2-block model is saved: --save, or by default beside the pictures (so the circuits and
+// exercises labs can --load it); none when the model was loaded or nothing is written.
+std::string save_path(const LabOptions& o) {
+  if (!o.save.empty()) return o.save;
+  if (!o.load.empty() || o.out.empty()) return "";
+  return (std::filesystem::path(o.out) / "induction_2blocks.safetensors").string();
+}
+
+void report_transition(Report& rep, const Outputs& out) {
+  const Transition tr = transition_step(out.two.later, out.one.later);
+  const int64_t n2 = static_cast<int64_t>(out.two.later.size()), n1 = static_cast<int64_t>(out.one.later.size());
+  rep.text("The transition: s = the 25-step trailing mean of the 2-block later-copy loss; plateau = the 1-block model's");
+  rep.text("final level (mean of its last 100 steps), final = the 2-block model's; the step is the first where s drops");
+  rep.text("below the midpoint (plateau + final) / 2 (onset / end: 10% / 90% of the drop; -1 = not reached).");
+  if (n1 > 0 && std::min(n1, n2) < 100) {
+    rep.text("  plateau, final and the transition step: " + too_short(std::min(n1, n2), 100));
+  } else if (n1 > 0) {
+    rep.value("plateau (1 block, final)", tr.plateau);
+    rep.value("final (2 blocks)", tr.final_level);
+    rep.value("transition step (midpoint)", static_cast<double>(tr.midpoint), std::nullopt, 0);
+    rep.value("onset (10% of the drop)", static_cast<double>(tr.onset), std::nullopt, 0);
+    rep.value("end (90% of the drop)", static_cast<double>(tr.end), std::nullopt, 0);
   }
+  if (n2 < 226) {  // a 200-step span of the 25-step mean
+    rep.text("  steepest fall in 200 steps: " + too_short(n2, 226));
+    return;
+  }
+  rep.value("steepest fall in 200 steps (nats)", tr.steepest_fall);
+  if (tr.steepest_from > 0)
+    rep.text(fmt::format("  between steps {} and {} (text: it falls by several nats within roughly one or two hundred "
+                         "steps, after several hundred steps close to the 1-block curve)",
+                         tr.steepest_from, tr.steepest_from + 200));
+}
 
-  // ------------------------------------------------------------ 10.6.2.3 two blocks vs one
+// 10.6.2.3 two blocks vs one
+void two_blocks_vs_one(Report& rep, const LabOptions& o, TinyCharLM& two, Generator& g2, Outputs& out, Findings& f) {
   rep.section("a two-block induction circuit: L uniform in 16..32");
-  Generator g2(o.seed);
-  TinyCharLM two(model_config(2), g2);
-  two.to(o.device);
   const TrainSetup setup{.steps = o.steps, .Lmin = 16, .Lmax = 32, .batch = o.batch};
   if (!o.load.empty()) {
     nn::load_checkpoint(o.load, two);
     rep.text(fmt::format("2-block model loaded from {} (not trained here)", o.load));
   } else {
     out.two = train(two, setup, g2, "2 blocks", o);
-    rates["2 blocks"] = rate(out.two);
+    f.rates["2 blocks"] = rate(out.two);
   }
-  if (!o.save.empty()) {
-    nn::save_checkpoint(o.save, two, {{"model", "TinyCharLM vocab=64 d=128 heads=4 blocks=2 pos=rope bias=false"},
-                                      {"seed", std::to_string(o.seed)}, {"steps", std::to_string(out.two.later.size())}});
-    rep.text(fmt::format("2-block model saved to {}", o.save));
+  if (const std::string save = save_path(o); !save.empty()) {
+    nn::save_checkpoint(save, two, {{"model", "TinyCharLM vocab=64 d=128 heads=4 blocks=2 pos=rope bias=false"},
+                                    {"seed", std::to_string(o.seed)}, {"steps", std::to_string(out.two.later.size())}});
+    rep.text(fmt::format("2-block model saved to {}: `circuits --load {}` and `exercises --exercise 5 --load {}` read it",
+                         save, save, save));
   }
   Generator ev2(o.seed + 5);
-  const CopyEval c2 = eval_copy(two, 16, 32, ev2, o.eval_batch);
-  rep.value("2 blocks: first copy", c2.first, 4.50, 2);
-  rep.value("2 blocks: later copies", c2.later, 0.45, 2);
-  rep.value("2 blocks: accuracy", c2.acc, 0.87, 2);
-  CopyEval c1{-1, -1, -1};
+  f.c2 = eval_copy(two, 16, 32, ev2, o.eval_batch);
+  rep.value("2 blocks: first copy", f.c2.first, 4.50, 2);
+  rep.value("2 blocks: later copies", f.c2.later, 0.45, 2);
+  rep.value("2 blocks: accuracy", f.c2.acc, 0.87, 2);
   if (o.steps > 0) {
     Generator g1(o.seed);
     TinyCharLM one(model_config(1), g1);
     one.to(o.device);
     out.one = train(one, setup, g1, "1 block", o);
-    rates["1 block"] = rate(out.one);
+    f.rates["1 block"] = rate(out.one);
     Generator ev1(o.seed + 5);  // the same evaluation batch as the 2-block model's
-    c1 = eval_copy(one, 16, 32, ev1, o.eval_batch);
-    rep.value("1 block: first copy", c1.first, 4.34, 2);
-    rep.value("1 block: later copies", c1.later, 3.65, 2);
-    rep.value("1 block: accuracy", c1.acc, 0.11, 2);
+    f.c1 = eval_copy(one, 16, 32, ev1, o.eval_batch);
+    rep.value("1 block: first copy", f.c1.first, 4.34, 2);
+    rep.value("1 block: later copies", f.c1.later, 3.65, 2);
+    rep.value("1 block: accuracy", f.c1.acc, 0.11, 2);
   }
-  if (!out.two.later.empty()) {
-    const Transition tr = transition_step(out.two.later, out.one.later);
-    rep.text("The transition: s = the 25-step trailing mean of the 2-block later-copy loss; plateau = the 1-block model's");
-    rep.text("final level (mean of its last 100 steps), final = the 2-block model's; the step is the first where s drops");
-    rep.text("below the midpoint (plateau + final) / 2 (onset / end: 10% / 90% of the drop; -1 = not reached).");
-    if (!out.one.later.empty()) {
-      rep.value("plateau (1 block, final)", tr.plateau);
-      rep.value("final (2 blocks)", tr.final_level);
-      rep.value("transition step (midpoint)", static_cast<double>(tr.midpoint), std::nullopt, 0);
-      rep.value("onset (10% of the drop)", static_cast<double>(tr.onset), std::nullopt, 0);
-      rep.value("end (90% of the drop)", static_cast<double>(tr.end), std::nullopt, 0);
-    }
-    rep.value("steepest fall in 200 steps (nats)", tr.steepest_fall);
-    if (tr.steepest_from > 0)
-      rep.text(fmt::format("  between steps {} and {} (text: it falls by several nats within roughly one or two hundred "
-                           "steps, after several hundred steps close to the 1-block curve)",
-                           tr.steepest_from, tr.steepest_from + 200));
-  }
+  if (!out.two.later.empty()) report_transition(rep, out);
+}
 
-  // ------------------------------------------------------------ 10.6.2.4 the learned heads
+double mean_of(const std::vector<double>& v, size_t lo, size_t hi) {  // mean of v[lo, hi)
+  double s = 0;
+  for (size_t i = lo; i < hi && i < v.size(); ++i) s += v[i];
+  return hi > lo ? s / static_cast<double>(std::min(hi, v.size()) - lo) : 0.0;
+}
+
+// 10.6.2.4 the learned heads
+void inspect_heads(Report& rep, const LabOptions& o, const TinyCharLM& two, Outputs& out, Findings& f) {
   rep.section("inspecting the learned heads (2 blocks)");
   Generator p2(o.seed + 2);
   const RepeatedBatch one_seq = nn::repeated_batch(1, 64, 64, 24, 24, p2, o.device);
@@ -204,13 +179,15 @@ void run_induction(Report& rep, const LabOptions& o) {
     rep.json()["sections"]["inspecting the learned heads (2 blocks)"][fmt::format("block {}", b + 1)] = {
         {"previous_token", out.scores.prev[b]}, {"induction_target", out.scores.induction[b]}};
   }
-  const double prev1 = *std::max_element(out.scores.prev[0].begin(), out.scores.prev[0].end());
-  const double ind2 = *std::max_element(out.scores.induction[1].begin(), out.scores.induction[1].end());
+  f.prev1 = *std::max_element(out.scores.prev[0].begin(), out.scores.prev[0].end());
+  f.ind2 = *std::max_element(out.scores.induction[1].begin(), out.scores.induction[1].end());
   rep.text("(which head does what is arbitrary: heads are interchangeable, so only the strongest is compared)");
-  rep.value("block 1: best previous-token head", prev1, 0.95, 2);
-  rep.value("block 2: best induction head", ind2, 0.71, 2);
+  rep.value("block 1: best previous-token head", f.prev1, 0.95, 2);
+  rep.value("block 2: best induction head", f.ind2, 0.71, 2);
+}
 
-  // ------------------------------------------------------------ 10.6.3.1 accuracy per position
+// 10.6.3.1 accuracy per position, 10.6.3.2 the OV copying check, exercise 2's ablations
+void verify_circuit(Report& rep, const LabOptions& o, TinyCharLM& two, Outputs& out, Findings& f) {
   rep.section("accuracy per target position, period-24 patterns");
   Generator p4(o.seed + 4);
   out.acc_per_position = accuracy_per_position(two, nn::repeated_batch(2 * o.eval_batch, 64, 64, 24, 24, p4, o.device));
@@ -222,15 +199,12 @@ void run_induction(Report& rep, const LabOptions& o) {
   rep.json()["sections"]["accuracy per target position, period-24 patterns"]["per position"] = acc;
   rep.text("  text: near zero across the first copy, low at position 24, near-perfect within a couple of positions");
 
-  // ------------------------------------------------------------ 10.6.3.2 the OV copying check
   rep.section("verifying the circuit in the weights: OV copying");
   out.C = ov_copy_matrix(two, 1).to(Device::cpu);
-  const double diag = diagonal_fraction(out.C);
-  rep.value("rows with the diagonal largest", diag, 0.94, 2);
-  rep.text(fmt::format("  (chance 1/64 = {:.3f}; the text prints 0.94 with PyTorch and 0.77 with JAX; a PyTorch "
-                       "reproduction of this setup gave 0.61-0.97 across seeds)", 1.0 / 64));
+  f.diag = diagonal_fraction(out.C);
+  rep.value_within_spread("rows with the diagonal largest", f.diag, 0.94, 0.61, 0.97, "a PyTorch reproduction's seeds");
+  rep.text(fmt::format("  (chance 1/64 = {:.3f}; the text prints 0.94 with PyTorch and 0.77 with JAX)", 1.0 / 64));
 
-  // ------------------------------------------------------------ exercise 2: ablations
   rep.section("exercise 2: ablating heads (later-copy loss)");
   Generator p6(o.seed + 6);
   const Ablations ab = ablate_heads(two, nn::repeated_batch(o.eval_batch, 64, 64, 16, 32, p6, o.device), out.scores);
@@ -238,51 +212,100 @@ void run_induction(Report& rep, const LabOptions& o) {
   for (size_t h = 0; h < ab.single[1].size(); ++h) rep.value(fmt::format("block 2 head {} zeroed", h), ab.single[1][h]);
   rep.value(fmt::format("block 2 heads {}+{} (strongest)", ab.strongest[0], ab.strongest[1]), ab.strongest_pair);
   for (size_t h = 0; h < ab.single[0].size(); ++h) rep.value(fmt::format("block 1 head {} zeroed", h), ab.single[0][h]);
+}
 
-  // ------------------------------------------------------------ files
-  if (!o.out.empty()) {
-    rep.section("files");
-    const std::vector<std::string> csv = write_csv(o.out, out);
-    rep.text(fmt::format("  {} CSV files in {}/ (curves.csv: per-step losses; attention_block*_head*.csv, ov_matrix.csv, "
-                         "accuracy_per_position.csv, head_scores.csv)", csv.size(), o.out));
-    if (o.pictures) {
-      if (!gnuplot_available()) {
-        rep.text("  gnuplot is not installed (Debian: apt-get install gnuplot-nox): no pictures drawn");
-      } else {
-        for (const std::string& p : draw_pictures(o.out, out)) rep.text("  " + p);
-      }
-    }
+void write_files(Report& rep, const LabOptions& o, const Outputs& out) {
+  rep.section("files");
+  const std::vector<std::string> csv = write_csv(o.out, out);
+  rep.text(fmt::format("  {} CSV files in {}/ (curves.csv: per-step losses; attention_block*_head*.csv, ov_matrix.csv, "
+                       "accuracy_per_position.csv, head_scores.csv)", csv.size(), o.out));
+  if (!o.pictures) return;
+  if (!gnuplot_available()) {
+    rep.text(gnuplot_missing_note());
+    return;
   }
+  for (const std::string& p : draw_pictures(o.out, out)) rep.text("  wrote " + p);
+}
 
-  // ------------------------------------------------------------ timing and acceptance
-  rep.section("timing");
-  for (const auto& [name, r] : rates) {
-    rep.text(fmt::format("  {:<20} {:.2f} steps/s ({:.0f} ms/step)", name, r, r > 0 ? 1000.0 / r : 0.0));
-    rep.json()["timing"][name] = r;
-  }
-  const double total = std::chrono::duration<double>(Clock::now() - t_start).count();
-  rep.text(fmt::format("  whole lab            {}", duration_str(total)));
-  rep.json()["timing"]["total_seconds"] = total;
-
+// The acceptance checks. Those that need the trained circuit apply when the 2-block model trained
+// for the text's 2,000 steps (or was loaded); the shortcut's when it trained its 800. The others
+// (the 1-block model stays at chance, the shortcut fails at L = 24) hold at any length.
+void acceptance(Report& rep, const LabOptions& o, const Findings& f, double total) {
   rep.section("acceptance checks");
   rep.json()["criteria"] = nlohmann::json::object();
-  rep.criterion("2 blocks: later-copy accuracy", c2.acc, ">=", 0.8);
-  if (o.steps > 0) rep.criterion("1 block: later-copy accuracy", c1.acc, "<=", 0.2);
+  const bool trained = !o.load.empty() || o.steps >= kSteps;
+  auto needs_training = [&](const std::string& what, double measured, const std::string& op, double bound) {
+    if (trained) rep.criterion(what, measured, op, bound);
+    else rep.criterion_not_applicable(what, too_short(o.steps, kSteps));
+  };
+  needs_training("2 blocks: later-copy accuracy", f.c2.acc, ">=", 0.8);
+  if (o.steps > 0) rep.criterion("1 block: later-copy accuracy", f.c1.acc, "<=", 0.2);
   if (o.shortcut_steps > 0) {
-    rep.criterion("shortcut: second-copy accuracy, L = 32", sc32_acc, ">=", 0.95);
-    rep.criterion("shortcut: second-copy accuracy, L = 24", sc24_acc, "<=", 0.1);
-    rep.criterion("shortcut: attention mass at offset 31, L = 24", mass31, ">=", 0.8);
+    if (o.shortcut_steps >= kShortcutSteps) {
+      rep.criterion("shortcut: second-copy accuracy, L = 32", f.sc32_acc, ">=", 0.95);
+    } else {
+      rep.criterion_not_applicable("shortcut: second-copy accuracy, L = 32", too_short(o.shortcut_steps, kShortcutSteps));
+    }
+    rep.criterion("shortcut: second-copy accuracy, L = 24", f.sc24_acc, "<=", 0.1);
+    if (o.shortcut_steps >= kShortcutSteps) {
+      rep.criterion("shortcut: attention mass at offset 31, L = 24", f.mass31, ">=", 0.8);
+    } else {
+      rep.criterion_not_applicable("shortcut: attention mass at offset 31, L = 24", too_short(o.shortcut_steps, kShortcutSteps));
+    }
   }
-  rep.criterion("block 1: strongest previous-token head", prev1, ">=", 0.4);
-  rep.criterion("block 2: strongest induction head", ind2, ">=", 0.25);
-  rep.criterion("OV diagonal fraction", diag, ">=", 0.5);
+  needs_training("block 1: strongest previous-token head", f.prev1, ">=", 0.4);
+  needs_training("block 2: strongest induction head", f.ind2, ">=", 0.25);
+  needs_training("OV diagonal fraction", f.diag, ">=", 0.5);
   if (o.load.empty() && o.steps > 0 && o.shortcut_steps > 0)  // the whole lab ran (on a 2-core machine: 6 minutes)
     rep.criterion("whole lab, seconds", total, "<=", 360);
 }
 
+// The bytes the largest evaluation needs at least: the accuracy per position runs 2 × --eval-batch
+// sequences of 63 tokens through 4 heads, whose scores and weights are (2B, 4, 63, 63) float32 each.
+void check_eval_batch(const LabOptions& o) {
+  const uint64_t bytes = checked_product({2, static_cast<uint64_t>(o.eval_batch), 4, 63, 63, 4, 2}, "--eval-batch");
+  check_memory(bytes, "--eval-batch", fmt::format("{} sequences", o.eval_batch),
+               fmt::format("the attention scores and weights of 2 × {} sequences, 4 heads, 63 × 63, float32", o.eval_batch));
+}
+
+}  // namespace
+
+void run_induction(Report& rep, const LabOptions& o) {
+  const Stopwatch clock;
+  check_eval_batch(o);
+  Outputs out;
+  Findings f;
+  report_setup(rep, o);
+  if (o.shortcut_steps > 0) shortcut_experiment(rep, o, out, f);
+  Generator g2(o.seed);
+  TinyCharLM two(model_config(2), g2);
+  two.to(o.device);
+  two_blocks_vs_one(rep, o, two, g2, out, f);
+  inspect_heads(rep, o, two, out, f);
+  verify_circuit(rep, o, two, out, f);
+  if (!o.out.empty()) write_files(rep, o, out);
+
+  rep.section("timing");
+  for (const auto& [name, r] : f.rates) {
+    rep.text(fmt::format("  {:<20} {:.2f} steps/s ({:.0f} ms/step)", name, r, r > 0 ? 1000.0 / r : 0.0));
+    rep.json()["timing"][name] = r;
+  }
+  const double total = clock.seconds();
+  rep.text(fmt::format("  whole lab            {}", duration_str(total)));
+  rep.json()["timing"]["total_seconds"] = total;
+  acceptance(rep, o, f, total);
+}
+
 bool run_compare_devices(Report& rep, const LabOptions& o, int64_t steps) {
   if (steps < 1) fail("--compare-devices", "the number of steps must be at least 1, got {}", steps);
-  const std::string gpu = device_description(Device::cuda);  // throws, saying why, when no GPU is usable
+  std::string gpu;
+  try {
+    gpu = device_description(Device::cuda);
+  } catch (const Error& e) {  // its advice (--device cpu) does not apply here: --compare-devices takes no --device
+    std::string why = e.what();
+    if (const size_t cut = why.find("; run with --device cpu"); cut != std::string::npos) why.erase(cut);
+    fail("--compare-devices", "needs a usable GPU ({}); the lab itself runs without one: leave out --compare-devices", why);
+  }
   rep.section("the same training run on the CPU and on the GPU");
   rep.text(fmt::format("devices: cpu and {}", gpu));
   rep.text(fmt::format("TinyCharLM(vocab 64, d 128, 4 heads, 2 blocks, rope), float32, AdamW lr 1e-3 wd 0, batch {}, "

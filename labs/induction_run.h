@@ -7,30 +7,10 @@
 #include <vector>
 
 #include "induction_lab.h"
+#include "kit.h"
 #include "report.h"
 
 namespace hg::lab::induction {
-
-// "42s" or "5m22s": a duration in whole seconds, as the labs print it.
-std::string duration_str(double seconds);
-
-// The progress line of a training run on stderr: rewritten in place (\r) on a terminal at most 5
-// times a second, otherwise one line per ~10% of the steps. Losses are the means of the last 25
-// steps. Off: it only keeps the losses. It must outlive the Progress that callback() returns.
-class ProgressLine {
- public:
-  ProgressLine(std::string name, bool on);
-  void operator()(int64_t done, int64_t total, double first, double later);
-  Progress callback();  // for train_repeat: calls this line
-
- private:
-  using Clock = std::chrono::steady_clock;
-  static double tail(const std::vector<double>& v);
-  std::string name_;
-  bool on_, tty_;
-  Clock::time_point start_, shown_{};
-  std::vector<double> first_, later_;
-};
 
 struct LabOptions {
   int64_t steps = kSteps;                   // 2-block and 1-block training steps (0: skip the 1-block run)
@@ -38,8 +18,8 @@ struct LabOptions {
   uint64_t seed = kSeed;
   int64_t batch = 128;                      // training batch (the text's 128)
   int64_t eval_batch = 256;                 // sequences per evaluation batch (twice as many for accuracy per position)
-  std::string out = "induction_out";        // CSV and PNG files; empty: write none
-  std::string save, load;                   // checkpoint of the 2-block model
+  std::string out = default_out("induction");  // CSV, PNG and the model; empty: write none
+  std::string save, load;                   // checkpoint of the 2-block model (save: default beside --out's files)
   bool pictures = true;                     // draw PNGs when gnuplot is installed
   bool progress = true;                     // the progress line on stderr
   Device device = Device::cpu;              // where the models train and every measurement runs

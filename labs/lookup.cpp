@@ -3,9 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "lookup_case.h"
+#include "kit.h"
 #include "report.h"
 
 using namespace hg;
@@ -19,6 +22,16 @@ void show(Report& rep, const SoftLookup& r, const std::vector<double>& text_weig
   rep.tolerance("|output − attention op|", r.fused_diff, 1e-12);
 }
 
+// The limit of softmax(c · s) as c → +∞ (`best`) or −∞: equal weights on the keys whose score is
+// the largest (or the smallest), zero elsewhere.
+std::vector<double> limit_weights(const std::vector<double>& s, bool best) {
+  const double target = best ? *std::max_element(s.begin(), s.end()) : *std::min_element(s.begin(), s.end());
+  const double ties = static_cast<double>(std::count(s.begin(), s.end(), target));
+  std::vector<double> w;
+  for (double v : s) w.push_back(v == target ? 1.0 / ties : 0.0);
+  return w;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -26,9 +39,11 @@ int main(int argc, char** argv) {
   std::optional<double> c_user;
   Device device = Device::cpu;
   std::string json;
-  app.add_option("--c", c_user, "also multiply the scaled scores by this factor and show the lookup");
+  app.add_option("--c", c_user, "also multiply the scaled scores by this factor and show the lookup (inf and -inf: "
+                                "the limits)");
   add_device_option(app, device);
   add_json_option(app, json);
+  setup_app(app);
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("lookup", json, device, [&](Report& rep) {
@@ -65,7 +80,16 @@ int main(int argc, char** argv) {
       rep.json()["sections"]["between the two limits"]["sweep"].push_back({{"c", c}, {"weights", w}, {"output", o}});
     }
 
-    if (c_user) {
+    if (c_user && std::isinf(*c_user)) {
+      // softmax(c · s) itself is inf − inf = NaN at c = ±∞; its limits are what the text describes.
+      rep.section(fmt::format("your factor: c = {:g}, the limit", *c_user));
+      const std::vector<double> w = limit_weights(soft_lookup(1.0, device).scores.to(Device::cpu).to_vector(), *c_user > 0);
+      rep.values("weights (pump, valve, tank)", w);
+      rep.values("output", matmul(tensor(w, {1, 3}, DType::f64), t.V.to(Device::cpu)).reshape({2}).to_vector());
+      rep.text(*c_user > 0 ? "  c → +∞: all the weight on the best-scoring key (shared equally on a tie): the hard lookup"
+                           : "  c → −∞: all the weight on the worst-scoring keys (pump and valve tie, so they share it): "
+                             "the opposite of a lookup, the keys least like the query");
+    } else if (c_user) {
       rep.section(fmt::format("your factor: c = {:g}", *c_user));
       SoftLookup r = soft_lookup(*c_user, device);
       rep.values("weights (pump, valve, tank)", r.weights.to_vector());

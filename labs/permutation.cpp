@@ -12,6 +12,7 @@
 
 #include "compare.h"
 #include "permutation_case.h"
+#include "kit.h"
 #include "report.h"
 
 using namespace hg;
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(whole_number_in(1, 10'000));
   add_device_option(app, device);
   add_json_option(app, json);
+  setup_app(app);
   CLI11_PARSE(app, argc, argv);
 
   constexpr int64_t kWidth = 8;  // d_k = d_v of the random Q, K, V

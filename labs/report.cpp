@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <new>
+
+#include "kit.h"
 
 namespace hg::lab {
 
@@ -45,6 +48,21 @@ void Report::value(const std::string& key, double measured, std::optional<double
   } else {
     fmt::print("  {:<34} {:>10.{}f}\n", key, measured, decimals);
   }
+}
+
+void Report::value_within_spread(const std::string& key, double measured, double text_value, double lo, double hi,
+                                 const std::string& source, int decimals) {
+  nlohmann::json& j = json_["sections"][section_][key];
+  ++compared_;
+  const bool ok = measured >= lo && measured <= hi;  // NaN: outside
+  if (!ok) ++mismatches_;
+  j["measured"] = measured;
+  j["text"] = text_value;
+  j["seed_spread"] = {lo, hi};
+  j["seed_spread_source"] = source;
+  j["agrees"] = ok;
+  fmt::print("  {:<34} {:>10.{}f}   text {:>8.{}f}  {} {:.{}f}-{:.{}f} ({})\n", key, measured, decimals, text_value, decimals,
+             ok ? "agrees within seed spread" : "differs by more than seeds do:", lo, decimals, hi, decimals, source);
 }
 
 void Report::values(const std::string& key, const std::vector<double>& measured, const std::vector<double>& text_values,
@@ -180,14 +198,13 @@ bool Report::criterion(const std::string& what, double measured, const std::stri
 }
 
 void Report::criterion_not_applicable(const std::string& what, const std::string& why) {
-  fmt::print("  {:<58} not checked: {}\n", what, why);
+  fmt::print("  {:<58} {}{}\n", what, why.starts_with("not applicable") ? "" : "not checked: ", why);
   json_["criteria_not_applicable"][what] = why;
 }
 
 void Report::write_json(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw Error(fmt::format("{}: cannot write --json file '{}'", lab_, path));
-  f << json_.dump(2) << "\n";
+  write_file(path, json_.dump(2) + "\n", lab_ + ": --json");
+  fmt::print("wrote {} (every number above, as JSON)\n", path);
 }
 
 void Report::summary() {
@@ -212,7 +229,7 @@ CLI::Validator whole_number_in(uint64_t lo, uint64_t hi) {
         if (text.empty() || ec != std::errc() || ptr != end || v < lo || v > hi) return why + ", not '" + text + "'";
         return "";
       },
-      fmt::format("INT in [{}, {}]", lo, hi));
+      hi == UINT64_MAX ? std::string("N") : fmt::format("N ({} to {})", lo, hi));
 }
 
 CLI::Validator writable_file() {
@@ -280,6 +297,14 @@ int run_lab(const std::string& lab, const std::string& json_path, const std::fun
     body(rep);
     rep.summary();
     if (!json_path.empty() && first_rank) rep.write_json(json_path);
+    // The exit rule of every lab: 1 when any acceptance check or agreement bound is not met.
+    if (rep.criteria_unmet() > 0 || rep.tolerance_failures() > 0) return 1;
+  } catch (const std::bad_alloc&) {
+    const std::string who = nn::rank_label();
+    fmt::print(stderr, "error{}: {}: out of memory (std::bad_alloc); give smaller sizes (--batch, --eval-batch)\n",
+               who.empty() ? "" : " on " + who, lab);
+    nn::abort_job_if_parallel(1);
+    return 1;
   } catch (const std::exception& e) {
     const std::string who = nn::rank_label();
     fmt::print(stderr, "error{}: {}\n", who.empty() ? "" : " on " + who, e.what());

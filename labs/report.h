@@ -24,6 +24,12 @@ class Report {
   // rounded to `decimals`; the count of disagreements is in mismatches().
   void value(const std::string& key, double measured, std::optional<double> text_value = std::nullopt,
              int decimals = 3);
+  // A number the text gives from one random run, beside the spread seeds are known to give
+  // [lo, hi] (measured, or the text's own statement; `source` says which): it agrees when the
+  // measured value lies in the spread ("agrees within seed spread 0.61-0.97 (source)"), else
+  // "differs by more than seeds do". Counted with the other comparisons.
+  void value_within_spread(const std::string& key, double measured, double text_value, double lo, double hi,
+                           const std::string& source, int decimals = 2);
   void values(const std::string& key, const std::vector<double>& measured,
               const std::vector<double>& text_values = {}, int decimals = 3);
   // A matrix (or vector) printed as rows; recorded in JSON as nested lists.
@@ -91,7 +97,8 @@ CLI::Option* add_device_option(CLI::App& app, Device& device);
 std::string device_description(Device device);
 
 // Runs a lab's body with a fresh Report, prints the summary, writes --json when a path is given.
-// An exception is printed as "error: ..." and gives exit status 1. Under mpirun (nn::world() of
+// The exit status is every lab's one rule: 1 when an acceptance check (criterion) or an agreement
+// bound (tolerance) is not met, else 0. An exception is printed as "error: ..." and gives exit status 1. Under mpirun (nn::world() of
 // several ranks) only rank 0 prints the report and writes the JSON; an error on any rank is
 // printed naming the rank ("error on rank 1 of 2 (mpi): ...") and ends every rank of the job.
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body);

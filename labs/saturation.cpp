@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kit.h"
 #include "report.h"
 #include "saturation_case.h"
 
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   app.add_option("--keys", keys, "keys per query")->capture_default_str()->check(whole_number_in(1, 65'536));
   add_device_option(app, device);
   add_json_option(app, json);
+  setup_app(app);
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("saturation", json, device, [&](Report& rep) {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "kit.h"
 #include "report.h"
 #include "shapes_case.h"
 
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the random input and weights")->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
   add_device_option(app, device);
   add_json_option(app, json);
+  setup_app(app);
   CLI11_PARSE(app, argc, argv);
 
   return run_lab("shapes", json, device, [&](Report& rep) {

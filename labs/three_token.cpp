@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "kit.h"
 #include "report.h"
 #include "three_token_case.h"
 
@@ -84,8 +85,7 @@ struct Stepper {
 void write_graph(Report& rep, const std::string& path, const std::string& dot) {
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".dot") {
-    std::ofstream f(path);
-    if (!(f << dot)) fail("--graph", "cannot write the graph to '{}'", path);
+    write_file(path, dot, "--graph");
     rep.text("  wrote " + path + " (Graphviz's DOT; render it with dot -Tsvg)");
     return;
   }
@@ -93,10 +93,7 @@ void write_graph(Report& rep, const std::string& path, const std::string& dot) {
     fail("--graph", "{} needs Graphviz's dot to render {}, and it is not on PATH (Debian: apt-get install graphviz); "
          "or give a .dot file", path, ext);
   const std::filesystem::path source = std::filesystem::path(path).replace_extension(".dot.tmp");
-  {
-    std::ofstream f(source);
-    if (!(f << dot)) fail("--graph", "cannot write the graph's DOT beside '{}' (to {})", path, source.string());
-  }
+  write_file(source.string(), dot, "--graph");
   // Our own DOT failing to render is a bug in to_dot, not the user's: fail loudly.
   const std::string cmd = fmt::format("dot -T{} {} -o {}", ext.substr(1), shell_quote(source.string()), shell_quote(path));
   const int status = std::system(cmd.c_str());
@@ -148,6 +145,7 @@ int main(int argc, char** argv) {
   app.add_option("--q", q_text, "Q as rows of numbers, e.g. \"1,0;0,1;1,1\" (the text's); also --k, --v");
   app.add_option("--k", k_text, "K as rows of numbers (default: the text's, equal to Q)");
   app.add_option("--v", v_text, "V as rows of numbers (default: the text's \"1,0;0,2;3,3\")");
+  setup_app(app);
   CLI11_PARSE(app, argc, argv);
 
   // The case's numbers and the page's fault, checked before any work (a bad one: exit status 2).

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -375,6 +376,16 @@ void load_checkpoint(const std::string& path, Module& m) {
   } catch (const Error& e) {
     fail("load_checkpoint", "{}: {}", path, e.what());
   }
+}
+
+std::optional<int64_t> metadata_count(const SafetensorsFile& file, const std::string& key) {
+  const auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) return std::nullopt;
+  int64_t n = 0;
+  const char* end = it->second.data() + it->second.size();
+  const auto [ptr, ec] = std::from_chars(it->second.data(), end, n);
+  if (ec != std::errc() || ptr != end || n < 0) return std::nullopt;
+  return n;
 }
 
 }  // namespace hg::nn

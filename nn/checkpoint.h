@@ -8,7 +8,9 @@
 // oversized or malformed file is an hg::Error, never a read out of bounds.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -33,5 +35,9 @@ SafetensorsFile load_safetensors(std::span<const std::byte> bytes, const std::st
 // so a checkpoint saved from a GPU run loads into a CPU model and the other way round.
 void save_checkpoint(const std::string& path, const Module& m, const std::map<std::string, std::string>& metadata = {});
 void load_checkpoint(const std::string& path, Module& m);
+
+// A whole number ≥ 0 that a checkpoint's metadata records under `key` (the labs write "steps":
+// how long the model trained), or nullopt when the file records none or something else there.
+std::optional<int64_t> metadata_count(const SafetensorsFile& file, const std::string& key);
 
 }  // namespace hg::nn

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -71,6 +72,15 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (!json_path.empty()) {  // refused before any check runs, as the file will be written
+    const bool existed = std::filesystem::exists(json_path);
+    if (std::filesystem::is_directory(json_path) || !std::ofstream(json_path, std::ios::app)) {
+      fmt::print(stderr, "gradcheck: --json: cannot write '{}' (does its folder exist? is it writable?)\n", json_path);
+      return 2;
+    }
+    if (!existed) std::filesystem::remove(json_path);
+  }
+
   std::vector<Device> devices;
   if (device != "cuda") devices.push_back(Device::cpu);
   if (device != "cpu") {
@@ -96,6 +106,18 @@ int main(int argc, char** argv) {
     return reg.size();
   };
   std::stable_sort(cases.begin(), cases.end(), [&](const auto& a, const auto& b) { return rank(a.op) < rank(b.op); });
+  if (!filter.empty()) {  // a filter that matches nothing is a mistake, not "0 checks, 0 failed"
+    const bool any_case = std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return c.op.find(filter) != std::string::npos; });
+    const bool any_op = std::any_of(op_registry().begin(), op_registry().end(),
+                                    [&](const OpInfo& op) { return std::string(op.name).find(filter) != std::string::npos; });
+    if (!any_case && !any_op) {
+      std::vector<std::string> names;
+      for (const auto& c : cases)
+        if (names.empty() || names.back() != c.op) names.push_back(c.op);
+      fmt::print(stderr, "gradcheck: --filter '{}' matches no op; the ops are: {}\n", filter, fmt::join(names, ", "));
+      return 2;
+    }
+  }
   const std::string rule(118, '-');
   fmt::print("{:<18} {:<40} {:<5} {:<8} {:<6} {:>12} {:>12}  {}\n", "op", "variant", "order", "dtype", "device",
              "max abs err", "max rel err", "result");
@@ -160,8 +182,10 @@ int main(int argc, char** argv) {
   fmt::print("\n");
   if (!json_path.empty()) {
     std::ofstream f(json_path);
-    if (!f) { fmt::print(stderr, "gradcheck: cannot write {}\n", json_path); return 2; }
     f << json;
+    f.close();
+    if (!f) { fmt::print(stderr, "gradcheck: --json: writing '{}' failed (is the disk full?)\n", json_path); return 2; }
+    fmt::print("wrote {}\n", json_path);
   }
   return failed ? 1 : 0;
 }
