@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   if (!filter.empty()) {  // a filter that matches nothing is a mistake, not "0 checks, 0 failed"
     const bool any_case = std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return c.op.find(filter) != std::string::npos; });
     const bool any_op = std::any_of(op_registry().begin(), op_registry().end(),
-                                    [&](const OpInfo& op) { return std::string(op.name).find(filter) != std::string::npos; });
+                                    [&](const OpDef* op) { return std::string(op->name).find(filter) != std::string::npos; });
     if (!any_case && !any_op) {
       std::vector<std::string> names;
       for (const auto& c : cases)
