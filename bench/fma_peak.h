@@ -39,10 +39,17 @@ namespace fma_detail {
   return REDUCE(a0) + REDUCE(a1) + REDUCE(a2) + REDUCE(a3) + REDUCE(a4) + REDUCE(a5) + REDUCE(a6) + \
          REDUCE(a7) + REDUCE(a8) + REDUCE(a9) + REDUCE(a10) + REDUCE(a11)
 
-__attribute__((target("avx512f"))) inline float lane0_512(__m512 v) { return _mm512_reduce_add_ps(v); }
+// (a store and a plain sum: GCC 12's _mm512_reduce_add_ps trips its own -Wuninitialized)
+__attribute__((target("avx512f"))) inline float sum512(__m512 v) {
+  alignas(64) float x[16];
+  _mm512_store_ps(x, v);
+  float t = 0;
+  for (float e : x) t += e;
+  return t;
+}
 __attribute__((target("avx512f"))) inline __m512 fma512(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
 __attribute__((target("avx512f"))) inline float run_avx512(int64_t iters) {
-  HG_FMA_CHAINS(__m512, _mm512_set1_ps, fma512, lane0_512);
+  HG_FMA_CHAINS(__m512, _mm512_set1_ps, fma512, sum512);
 }
 
 __attribute__((target("avx2,fma"))) inline float sum256(__m256 v) {
