@@ -129,6 +129,12 @@ void two_blocks_vs_one(Report& rep, const LabOptions& o, TinyCharLM& two, Genera
     f.rates["2 blocks"] = rate(out.two);
   }
   if (const std::string save = save_path(o); !save.empty()) {
+    if (o.save.empty()) {  // the default place, beside the pictures: the lab makes its own folder
+      std::error_code ec;
+      std::filesystem::create_directories(o.out, ec);
+      if (ec) throw Error(fmt::format("induction: cannot create the output folder {} for the model: {} (pass --out DIR)",
+                                      o.out, ec.message()));
+    }
     nn::save_checkpoint(save, two, {{"model", "TinyCharLM vocab=64 d=128 heads=4 blocks=2 pos=rope bias=false"},
                                     {"seed", std::to_string(o.seed)}, {"steps", std::to_string(out.two.later.size())}});
     rep.text(fmt::format("2-block model saved to {}: `circuits --load {}` and `exercises --exercise 5 --load {}` read it",
