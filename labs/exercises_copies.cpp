@@ -119,7 +119,8 @@ void say_three_copies(Report& rep, const ExerciseOptions& o, const ThreeCopies& 
                : fmt::format("This model scores {:.3f} at the earlier place and {:.3f} at the later, in the second copy.",
                              second.twice_earlier.acc(), second.twice_later.acc()),
         third.twice.acc(), twice_change));
-  }}
+  }
+}
 
 void check_three_copies(Report& rep, const ExerciseOptions& o, const ThreeCopies& r) {
   const CopyTally &second = r.copies[1], &third = r.copies[2];

@@ -129,7 +129,8 @@ void say_held_out(Report& rep, const ExerciseOptions& o, const HeldOut& r) {
       r.seen.acc, r.seen16.acc, r.held_out.acc, held_out_sentence, sum_of(r.head_squared, k, V),
       sum_of(r.lookup_squared, 0, k) + sum_of(r.head_squared, 0, k), collapsed ? "almost one vector" : "more alike",
       r.cos_held_end, r.cos_seen_end, r.cos_held_start, r.cos_seen_start, r.ov_diag_seen, r.ov_diag_held,
-      collapsed ? " Even perfect circuits could not tell the held-out tokens apart through embeddings this alike." : ""));}
+      collapsed ? " Even perfect circuits could not tell the held-out tokens apart through embeddings this alike." : ""));
+}
 
 void check_held_out(Report& rep, const ExerciseOptions& o, const HeldOut& r) {
   const size_t k = static_cast<size_t>(kHeldOutTokens), V = r.lookup_squared.size();
