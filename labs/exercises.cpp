@@ -2,8 +2,8 @@
 // lab's trained TinyCharLM: 3, the variable-period experiment with pos = none and alibi beside
 // rope; 5, a length-21 pattern repeated three times; 6, training on tokens 0-47 and testing on
 // 48-63, with the gradient of each embedding row split into the lookup and the tied head's path.
-// The computations are in exercises_case.cpp, the reports in exercises_run.cpp (the labkit); this
-// file parses flags. Exit status 1 unless every acceptance check of the exercises run is met.
+// The computations are in exercises_case.cpp, the reports in exercises_positions.cpp,
+// exercises_copies.cpp and exercises_held_out.cpp (the labkit); this file parses flags. Exit status 1 unless every acceptance check of the exercises run is met.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

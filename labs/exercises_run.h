@@ -40,4 +40,11 @@ void run_positions(Report& rep, const ExerciseOptions& o);     // exercise 3
 void run_three_copies(Report& rep, const ExerciseOptions& o);  // exercise 5
 void run_held_out(Report& rep, const ExerciseOptions& o);      // exercise 6
 
+// Shared by the reports (exercises_run.cpp). Draws `script` (gnuplot) into o.out, or says why not,
+// and prints the PNG's path; the second writes a CSV file into o.out first and says so.
+void draw(Report& rep, const ExerciseOptions& o, const std::string& name, const std::string& png, const std::string& script);
+void write_csv_and_draw(Report& rep, const ExerciseOptions& o, const std::string& csv, const std::string& content,
+                        const std::string& note, const std::string& script_name, const std::string& png,
+                        const std::string& script);
+
 }  // namespace hg::lab::exercises
