@@ -248,18 +248,12 @@ void acceptance(Report& rep, const std::pair<RankSummary, RankSummary>& ranks, c
   rep.criterion("copying head, c = 16: top-1 boosted token in context", ch.rate16, ">=", 0.95);
   rep.criterion("copying head, c = 16: |w/o current - chance|", std::abs(ch.without16 - ch.chance_without16), "<=", 0.05);
   rep.criterion("copying head: later-copy accuracy, best c", ch.worst_acc, "<=", 0.11);
-  const std::vector<std::string> k_names = {"K-comp. via block-1 query + RoPE: best pair's rows",
-                                            "K-comp. best pair's block-1 head = prev.-token head",
-                                            "K-comp. with it, lowest over induction heads",
-                                            "K-comp. score: top pair's block-1 head = prev. head"};
-  if (trained) {
-    rep.criterion(k_names[0], k.best_rows, ">=", 0.5);
-    rep.criterion(k_names[1], k.best.second == k.prev_head ? 1 : 0, "==", 1);
-    rep.criterion(k_names[2], k.lowest_inductive, ">=", 0.5);
-    rep.criterion(k_names[3], k.kmax.second == k.prev_head ? 1 : 0, "==", 1);
-  } else {
-    for (const std::string& n : k_names) rep.criterion_not_applicable(n, untrained_why);
-  }
+  rep.criterion_when(trained, untrained_why, "K-comp. via block-1 query + RoPE: best pair's rows", k.best_rows, ">=", 0.5);
+  rep.criterion_when(trained, untrained_why, "K-comp. best pair's block-1 head = prev.-token head",
+                     k.best.second == k.prev_head ? 1 : 0, "==", 1);
+  rep.criterion_when(trained, untrained_why, "K-comp. with it, lowest over induction heads", k.lowest_inductive, ">=", 0.5);
+  rep.criterion_when(trained, untrained_why, "K-comp. score: top pair's block-1 head = prev. head",
+                     k.kmax.second == k.prev_head ? 1 : 0, "==", 1);
 }
 
 // ------------------------------------------------------------------ the lab

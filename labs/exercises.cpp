@@ -31,26 +31,23 @@ int main(int argc, char** argv) {
   int64_t steps = 0;
   app.add_option("--exercise", o.exercise, "which exercise: 3, 5, 6, or all (one after another)")
       ->required()->check(CLI::IsMember({"3", "5", "6", "all"}));
-  CLI::Option* steps_opt =
-      app.add_option("--steps", steps, "training steps of every model the exercise trains (default: 2000; 30 with --short)")
-          ->check(whole_number_in(1, kMaxSteps));
-  app.add_option("--seed", o.seed, "seed of the generator (initialisation, batches, evaluation)")
-      ->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
   app.add_option("--eval-batch", o.eval_batch, "sequences per evaluation batch (exercise 5 uses twice as many)")
       ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
-  app.add_option("--out", o.out, "folder for the CSV files and PNG pictures")->capture_default_str()->check(writable_folder());
-  app.add_option("--load", o.load, "exercise 5: load the 2-block rope model from this safetensors file (induction writes "
-                                   "one by default: labs_out/induction/induction_2blocks.safetensors) instead of training it")
-      ->check(CLI::ExistingFile);
+  add_training_flags(app, {.steps = &steps, .seed = &o.seed, .out = &o.out, .load = &o.load, .no_pictures = &no_pictures,
+                           .quiet = &quiet, .min_steps = 1,
+                           .steps_help = "training steps of every model the exercise trains (default: the text's "
+                                         "2000; 30 with --short)",
+                           .load_help = "exercise 5: load the 2-block rope model from this safetensors file (induction "
+                                        "writes one by default: labs_out/induction/induction_2blocks.safetensors) "
+                                        "instead of training it"},
+                     "");
   app.add_flag("--short", o.short_mode, "a quick run: 30 training steps (unless --steps) of batch 32, evaluation batches "
                                         "of 64, and only the checks that hold without training");
   add_json_option(app, json);
-  app.add_flag("--no-pictures", no_pictures, "write the CSV files but do not run gnuplot");
-  app.add_flag("--quiet", quiet, "no progress line on stderr");
   add_device_option(app, o.device);
   setup_app(app);
   CLI11_PARSE(app, argc, argv);
-  if (steps_opt->count() > 0) o.steps = steps;
+  if (app.count("--steps") > 0) o.steps = steps;
   o.pictures = !no_pictures;
   o.progress = !quiet;
   if (o.short_mode && app.count("--eval-batch") == 0) o.eval_batch = 64;
@@ -75,9 +72,15 @@ int main(int argc, char** argv) {
   int unmet = 0;
   const int rc = run_lab("exercises", json, o.device, [&](Report& rep) {
     rep.json()["criteria"] = nlohmann::json::object();
-    if (o.exercise == "3" || o.exercise == "all") run_positions(rep, o);
-    if (o.exercise == "5" || o.exercise == "all") run_three_copies(rep, o);
-    if (o.exercise == "6" || o.exercise == "all") run_held_out(rep, o);
+    auto run = [&](const std::string& n, void (*exercise)(Report&, const ExerciseOptions&), const std::string& detail) {
+      if (o.exercise != n && o.exercise != "all") return;
+      const Stopwatch t0;
+      exercise(rep, o);
+      report_time(rep, std::stoi(n), t0, detail);
+    };
+    run("3", run_positions, fmt::format("{} steps per model", o.steps_for(kPositionsSteps)));
+    run("5", run_three_copies, "");
+    run("6", run_held_out, "");
     unmet = rep.criteria_unmet();
   });
   return rc != 0 ? rc : unmet == 0 ? 0 : 1;

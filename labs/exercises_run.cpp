@@ -1,6 +1,6 @@
 // labs/exercises_run.cpp — what the reports of exercises 3, 5 and 6 share (their runs are in
 // exercises_positions.cpp, exercises_copies.cpp and exercises_held_out.cpp): the CSV files and
-// gnuplot pictures they write into --out.
+// gnuplot pictures they write into --out, and how each says what it took.
 #include "exercises_run.h"
 
 #include <fmt/format.h>
@@ -32,6 +32,12 @@ void write_csv_and_draw(Report& rep, const ExerciseOptions& o, const std::string
   write_file((fs::path(o.out) / csv).string(), content, "exercises");
   rep.text(fmt::format("  {}/{}{}", o.out, csv, note));
   draw(rep, o, script_name, png, script);
+}
+
+void report_time(Report& rep, int n, const Stopwatch& t0, const std::string& detail) {
+  const double seconds = t0.seconds();
+  rep.text(fmt::format("exercise {} took {}{}", n, duration_str(seconds), detail.empty() ? "" : " (" + detail + ")"));
+  rep.json()["timing"][fmt::format("exercise {} seconds", n)] = seconds;
 }
 
 }  // namespace hg::lab::exercises

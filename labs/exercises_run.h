@@ -32,7 +32,13 @@ struct ExerciseOptions {
   int64_t batch() const { return short_mode ? kShortBatch : 128; }  // the text's training batch, 32 with --short
   // The criteria that need a trained model apply unless --short (or a model loaded for exercise 5).
   bool trained_criteria() const { return !short_mode; }
+  // Why they are not made in a --short run: "not applicable at 30 steps (needs ≥ 2000)".
+  std::string untrained_why(int64_t full) const { return too_short(steps_for(full), full); }
 };
+
+// The end of exercise `n`: "exercise n took 1m05s" (with `detail` in parentheses, when given) and
+// its seconds in the JSON ("timing": {"exercise n seconds": ...}).
+void report_time(Report& rep, int n, const Stopwatch& t0, const std::string& detail = {});
 
 // Each exercise's report: its numbers beside the text's, a sentence on what they show, CSV files
 // and PNG pictures in o.out, and its acceptance checks (Report::criterion).

@@ -26,102 +26,110 @@ namespace {
 Tensor inputs_of(const RepeatedBatch& b) { return b.tokens.slice(1, 0, b.tokens.size(1) - 1); }
 Tensor targets_of(const RepeatedBatch& b) { return b.tokens.slice(1, 1, b.tokens.size(1)); }
 
-// A training batch on a GPU: the inputs and targets, and the targets again with the later copies
-// (first_targets) or the first copy (later_targets) set to ignore_index, so that cross_entropy
-// gives each split's mean on the device.
+// A training batch on the model's device: the inputs and targets, and the targets again with the
+// later copies (first_targets) or the first copy (later_targets) set to ignore_index, so that
+// cross_entropy gives each split's mean where the logits are; and, on the host, how many
+// first-copy targets each row has (the rest of its T - 1 are later copies).
 struct DeviceBatch {
   Tensor inputs, targets, first_targets, later_targets;  // (B, T - 1) i64 each, on the device
+  std::vector<int64_t> n_first;                          // (B,) on the host
 };
 constexpr int64_t kIgnore = -100;
 
 // The batches of several steps, drawn on the host from `gen` in step order (the same draws as one
-// batch per step), packed into one host buffer and uploaded in one copy: an upload waits for the
-// device, so a training run makes one per chunk of steps, not one per step.
+// batch per step), packed into one host buffer and uploaded in one copy: an upload waits for a
+// GPU, so a training run there makes one per chunk of steps, not one per step.
 std::vector<DeviceBatch> upload_batches(int64_t count, const TrainSetup& s, Generator& gen, Device device) {
   const int64_t B = s.batch, T = s.seq, n = B * (T - 1), per = B * T + 2 * n;
   Tensor packed = empty({count * per}, DType::i64);  // per batch: tokens (B·T), first targets (n), later targets (n)
+  std::vector<std::vector<int64_t>> n_first(static_cast<size_t>(count), std::vector<int64_t>(static_cast<size_t>(B)));
   for (int64_t k = 0; k < count; ++k) {
     const RepeatedBatch host = nn::repeated_batch(B, T, s.vocab, s.Lmin, s.Lmax, gen);
     const int64_t* x = host.tokens.data_ptr<const int64_t>();  // (B, T), contiguous
     const std::vector<int64_t> L = host.lengths.to_int_vector();
     int64_t* p = packed.data_ptr<int64_t>() + k * per;
     std::copy_n(x, B * T, p);
-    for (int64_t b = 0; b < B; ++b)
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t Lb = L[static_cast<size_t>(b)];
+      n_first[static_cast<size_t>(k)][static_cast<size_t>(b)] = std::max<int64_t>(0, std::min(Lb, T) - 1);
       for (int64_t t = 1; t < T; ++t) {  // target position t (1-based): a later copy when t >= L
         const int64_t y = x[b * T + t], i = b * (T - 1) + t - 1;
-        const bool later = t >= L[static_cast<size_t>(b)];
+        const bool later = t >= Lb;
         p[B * T + i] = later ? kIgnore : y;
         p[B * T + n + i] = later ? y : kIgnore;
       }
+    }
   }
   const Tensor d = packed.to(device);
   std::vector<DeviceBatch> out;
   for (int64_t k = 0; k < count; ++k) {
     const int64_t o = k * per;
     const Tensor tokens = d.slice(0, o, o + B * T).view({B, T});
-    out.push_back({tokens.slice(1, 0, T - 1), tokens.slice(1, 1, T),
-                   d.slice(0, o + B * T, o + B * T + n).view({B, T - 1}), d.slice(0, o + B * T + n, o + per).view({B, T - 1})});
+    out.push_back({tokens.slice(1, 0, T - 1), tokens.slice(1, 1, T), d.slice(0, o + B * T, o + B * T + n).view({B, T - 1}),
+                   d.slice(0, o + B * T + n, o + per).view({B, T - 1}), std::move(n_first[static_cast<size_t>(k)])});
   }
   return out;
 }
 
-// Rows [begin, end) of a batch (this rank's shard).
-RepeatedBatch rows(const RepeatedBatch& b, nn::DataParallel::Shard r) {
-  return {b.tokens.slice(0, r.begin, r.end), b.lengths.slice(0, r.begin, r.end)};
-}
-
-// The CPU loop: split_losses reads the logits in double precision (what the lab's CPU numbers
-// have always been), after every step.
-void train_on_cpu(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Generator& gen, const Progress& progress,
-                  History& h, nn::DataParallel* dp) {
-  for (int64_t step = 0; step < s.steps; ++step) {
-    RepeatedBatch b = nn::repeated_batch(s.batch, s.seq, s.vocab, s.Lmin, s.Lmax, gen);
-    if (dp) b = rows(b, dp->shard(s.batch));
-    nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(b)), targets_of(b), b.lengths);
-    opt.zero_grad();
-    hg::backward(l.loss, Tensor(), {.observer = s.observer});
-    if (dp) dp->average_gradients();
-    opt.step();
-    double loss = l.loss.item(), first = l.first, later = l.later;
-    if (dp) {  // the global batch's numbers: the split means weighted by how many targets each rank had
-      const auto nf = static_cast<double>(l.n_first), nl = static_cast<double>(l.n_later);
-      const std::vector<double> m = dp->average({loss, nf > 0 ? first * nf : 0.0, nf, nl > 0 ? later * nl : 0.0, nl});
-      loss = m[0];
-      first = m[1] / m[2];
-      later = m[3] / m[4];
-    }
-    h.first.push_back(first);
-    h.later.push_back(later);
-    h.loss.push_back(loss);
-    if (progress) progress(step + 1, s.steps, first, later);
+// With several ranks, the factor that turns this rank's split mean into its share of the global
+// batch's: R · n_rank / n_global, so that the mean over ranks of the scaled means is the global
+// mean weighted by how many targets each rank had. One rank: 1, the mean itself.
+struct SplitWeights {
+  double first = 1, later = 1;
+};
+SplitWeights split_weights(const DeviceBatch& b, const TrainSetup& s, const nn::DataParallel* dp) {
+  if (!dp) return {};
+  const nn::DataParallel::Shard r = dp->shard(s.batch);
+  const int64_t per_row = s.seq - 1;
+  int64_t first_all = 0, first_mine = 0;
+  for (int64_t i = 0; i < s.batch; ++i) {
+    const int64_t f = b.n_first[static_cast<size_t>(i)];
+    first_all += f;
+    if (i >= r.begin && i < r.end) first_mine += f;
   }
+  const int64_t later_all = s.batch * per_row - first_all, later_mine = (r.end - r.begin) * per_row - first_mine;
+  const auto R = static_cast<double>(s.batch / (r.end - r.begin));
+  auto w = [R](int64_t mine, int64_t all) { return all > 0 ? R * static_cast<double>(mine) / static_cast<double>(all) : 0.0; };
+  return {w(first_mine, first_all), w(later_mine, later_all)};
 }
 
-// The GPU loop, in chunks of s.read_every steps: one upload of the chunk's batches, the steps
-// (none of which waits for the device), then one read-back of the chunk's losses. Each step's loss,
-// first-copy and later-copy loss go into row `step` of a (steps, 3) device buffer.
-void train_on_device(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Generator& gen, const Progress& progress,
-                     History& h, nn::DataParallel* dp) {
+// Rows [begin, end) of a batch (this rank's shard).
+DeviceBatch rows(DeviceBatch b, nn::DataParallel::Shard r) {
+  for (Tensor* t : {&b.inputs, &b.targets, &b.first_targets, &b.later_targets}) *t = t->slice(0, r.begin, r.end);
+  return b;
+}
+
+// The training loop, on either device, in chunks: one upload of the chunk's batches, the steps
+// (none of which waits for the device), then one read-back of the chunk's losses. Each step's
+// loss, first-copy and later-copy loss go into row `step` of a (steps, 3) buffer on the model's
+// device: cross_entropy of the logits over all targets (the training loss), and over each split's
+// targets alone (the others set to ignore_index). On a GPU a chunk is s.read_every steps; on the
+// CPU there is no wait to save, and a chunk is one step, so the progress line moves every step.
+void train_loop(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Generator& gen, const Progress& progress,
+                History& h, nn::DataParallel* dp) {
   const Device device = model.device();
-  const int64_t every = std::max<int64_t>(1, s.read_every);
-  const Tensor losses = empty({s.steps, 3}, DType::f32, device);  // (steps, 3): loss, first, later
+  const int64_t every = device == Device::cpu ? 1 : std::max<int64_t>(1, s.read_every);
+  const Tensor losses = empty({s.steps, 3}, model.parameters().front().dtype(), device);  // loss, first, later
   for (int64_t start = 0; start < s.steps; start += every) {
     const int64_t count = std::min(every, s.steps - start);
     const std::vector<DeviceBatch> batches = upload_batches(count, s, gen, device);
     for (int64_t k = 0; k < count; ++k) {
-      DeviceBatch b = batches[static_cast<size_t>(k)];
-      if (dp) {
-        const nn::DataParallel::Shard r = dp->shard(s.batch);
-        for (Tensor* t : {&b.inputs, &b.targets, &b.first_targets, &b.later_targets}) *t = t->slice(0, r.begin, r.end);
-      }
+      const DeviceBatch& all = batches[static_cast<size_t>(k)];
+      const DeviceBatch b = dp ? rows(all, dp->shard(s.batch)) : all;
       const Tensor logits = model.forward(b.inputs);  // (B, T - 1, V)
       const Tensor loss = cross_entropy(logits, b.targets);
       {
         NoGradGuard ng;
         const Tensor z = logits.detach();
+        const SplitWeights w = split_weights(all, s, dp);
+        Tensor first = cross_entropy(z, b.first_targets, kIgnore), later = cross_entropy(z, b.later_targets, kIgnore);
+        if (dp) {
+          first = first * w.first;
+          later = later * w.later;
+        }
         losses.index({start + k, 0}).copy_(loss.detach());
-        losses.index({start + k, 1}).copy_(cross_entropy(z, b.first_targets, kIgnore));
-        losses.index({start + k, 2}).copy_(cross_entropy(z, b.later_targets, kIgnore));
+        losses.index({start + k, 1}).copy_(first);
+        losses.index({start + k, 2}).copy_(later);
       }
       opt.zero_grad();
       hg::backward(loss, Tensor(), {.observer = s.observer});
@@ -129,7 +137,7 @@ void train_on_device(TinyCharLM& model, nn::AdamW& opt, const TrainSetup& s, Gen
       opt.step();
     }
     const Tensor chunk = losses.slice(0, start, start + count);
-    if (dp) dp->comm().all_reduce(chunk, nn::Reduce::average);  // the mean of the ranks' means
+    if (dp) dp->comm().all_reduce(chunk, nn::Reduce::average);  // the global batch's means
     const std::vector<double> v = chunk.to_vector();  // (count, 3)
     for (int64_t k = 0; k < count; ++k) {
       const size_t r = static_cast<size_t>(3 * k);
@@ -161,8 +169,7 @@ History train_repeat(TinyCharLM& model, const TrainSetup& s, Generator& gen, con
   }
   nn::DataParallel* ranks = dp ? &*dp : nullptr;
   const auto t0 = std::chrono::steady_clock::now();
-  if (model.device() == Device::cpu) train_on_cpu(model, opt, s, gen, progress, h, ranks);
-  else train_on_device(model, opt, s, gen, progress, h, ranks);
+  train_loop(model, opt, s, gen, progress, h, ranks);
   h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return h;
 }

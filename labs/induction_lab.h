@@ -70,15 +70,16 @@ nn::TinyCharLMConfig model_config(int64_t blocks, bool bias = false, const std::
 
 // Trains `model` in place on its device; the batches come from `gen` (the same generator that
 // initialised the model, as the text's torch.manual_seed(0) covers both), drawn on the host.
-// On the CPU the split losses are split_losses' (double precision, from the logits). On a GPU no
-// step waits for the device: the run goes in chunks of setup.read_every steps, each with one
-// upload of its batches and one read-back of its losses (two host waits per chunk); the losses are
-// cross_entropy's on the device (float32; the first/later splits through targets set to ignore_index).
+// One loop and one loss rule on either device: the training loss and the two split losses are
+// cross_entropy's where the logits are (in the model's dtype; the first/later splits through
+// targets set to ignore_index). No step waits for a GPU: the run goes in chunks of
+// setup.read_every steps there, each with one upload of its batches and one read-back of its
+// losses (two host waits per chunk); on the CPU a chunk is one step.
 // With several ranks (setup.comm, or nn::world() under mpirun) the parameters are first broadcast
 // from rank 0, each rank trains on its rows of every global batch of setup.batch (which the rank
 // count must divide), the gradients are averaged before each step, and the History holds the
-// global batch's losses (on the CPU the split means weighted by their counts, on a GPU the mean of
-// the ranks' means), the same on every rank.
+// global batch's losses (the split means weighted by how many targets each rank had), the same on
+// every rank.
 History train_repeat(nn::TinyCharLM& model, const TrainSetup& setup, Generator& gen, const Progress& progress = {});
 
 // eval_copy: first-copy loss, later-copy loss and later-copy accuracy on a fresh batch.

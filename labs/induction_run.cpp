@@ -38,11 +38,6 @@ struct Findings {
 
 double rate(const History& h) { return h.seconds > 0 ? static_cast<double>(h.later.size()) / h.seconds : 0.0; }
 
-// "not applicable at 30 steps (needs ≥ 800)"
-std::string too_short(int64_t steps, int64_t needs) {
-  return fmt::format("not applicable at {} steps (needs ≥ {})", steps, needs);
-}
-
 void report_setup(Report& rep, const LabOptions& o) {
   rep.section("setup");
   rep.text(fmt::format("TinyCharLM(vocab 64, d 128, 4 heads, rope), AdamW lr 1e-3 wd 0, batch {}, 64-token sequences, "
@@ -240,24 +235,17 @@ void acceptance(Report& rep, const LabOptions& o, const Findings& f, double tota
   rep.section("acceptance checks");
   rep.json()["criteria"] = nlohmann::json::object();
   const bool trained = !o.load.empty() || o.steps >= kSteps;
+  const std::string untrained = too_short(o.steps, kSteps), short_cut = too_short(o.shortcut_steps, kShortcutSteps);
   auto needs_training = [&](const std::string& what, double measured, const std::string& op, double bound) {
-    if (trained) rep.criterion(what, measured, op, bound);
-    else rep.criterion_not_applicable(what, too_short(o.steps, kSteps));
+    rep.criterion_when(trained, untrained, what, measured, op, bound);
   };
   needs_training("2 blocks: later-copy accuracy", f.c2.acc, ">=", 0.8);
   if (o.steps > 0) rep.criterion("1 block: later-copy accuracy", f.c1.acc, "<=", 0.2);
   if (o.shortcut_steps > 0) {
-    if (o.shortcut_steps >= kShortcutSteps) {
-      rep.criterion("shortcut: second-copy accuracy, L = 32", f.sc32_acc, ">=", 0.95);
-    } else {
-      rep.criterion_not_applicable("shortcut: second-copy accuracy, L = 32", too_short(o.shortcut_steps, kShortcutSteps));
-    }
+    const bool learned = o.shortcut_steps >= kShortcutSteps;
+    rep.criterion_when(learned, short_cut, "shortcut: second-copy accuracy, L = 32", f.sc32_acc, ">=", 0.95);
     rep.criterion("shortcut: second-copy accuracy, L = 24", f.sc24_acc, "<=", 0.1);
-    if (o.shortcut_steps >= kShortcutSteps) {
-      rep.criterion("shortcut: attention mass at offset 31, L = 24", f.mass31, ">=", 0.8);
-    } else {
-      rep.criterion_not_applicable("shortcut: attention mass at offset 31, L = 24", too_short(o.shortcut_steps, kShortcutSteps));
-    }
+    rep.criterion_when(learned, short_cut, "shortcut: attention mass at offset 31, L = 24", f.mass31, ">=", 0.8);
   }
   needs_training("block 1: strongest previous-token head", f.prev1, ">=", 0.4);
   needs_training("block 2: strongest induction head", f.ind2, ">=", 0.25);

@@ -54,15 +54,20 @@ void setup_app(CLI::App& app) {
 }
 
 void add_training_flags(CLI::App& app, const TrainingFlags& f, const std::string& what_trains) {
-  if (f.steps)
-    app.add_option("--steps", *f.steps, "training steps of " + what_trains)->capture_default_str()->check(whole_number_in(0, kMaxSteps));
+  if (f.steps) {
+    CLI::Option* o = app.add_option("--steps", *f.steps, f.steps_help.empty() ? "training steps of " + what_trains : f.steps_help)
+                         ->check(whole_number_in(static_cast<uint64_t>(f.min_steps), kMaxSteps));
+    if (f.steps_help.empty()) o->capture_default_str();
+  }
   if (f.seed)
     app.add_option("--seed", *f.seed, "seed of the generator (initialisation, batches, evaluation)")
         ->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
   if (f.out) app.add_option("--out", *f.out, "folder for the CSV files and PNG pictures")->capture_default_str()->check(writable_folder());
   if (f.save) app.add_option("--save", *f.save, "write the trained 2-block model to this safetensors file")->check(writable_file());
   if (f.load)
-    app.add_option("--load", *f.load, "load the 2-block model from this safetensors file (induction writes one) instead of training it")
+    app.add_option("--load", *f.load,
+                   f.load_help.empty() ? "load the 2-block model from this safetensors file (induction writes one) instead of training it"
+                                       : f.load_help)
         ->check(CLI::ExistingFile);
   if (f.no_pictures) app.add_flag("--no-pictures", *f.no_pictures, "write the CSV files but do not run gnuplot");
   if (f.quiet) app.add_flag("--quiet", *f.quiet, "no progress line on stderr");

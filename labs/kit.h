@@ -29,6 +29,9 @@ struct TrainingFlags {
   std::string* save = nullptr;
   bool* no_pictures = nullptr;
   bool* quiet = nullptr;
+  int64_t min_steps = 0;        // the least --steps takes
+  std::string steps_help = {};  // replaces "training steps of <what_trains>" (and its default, not shown then)
+  std::string load_help = {};   // replaces the --load help (a lab that loads a model for one part only)
 };
 void add_training_flags(CLI::App& app, const TrainingFlags& f, const std::string& what_trains);
 

@@ -54,7 +54,8 @@ void Report::value_within_spread(const std::string& key, double measured, double
                                  const std::string& source, int decimals) {
   nlohmann::json& j = json_["sections"][section_][key];
   ++compared_;
-  const bool ok = measured >= lo && measured <= hi;  // NaN: outside
+  // Both inside: this run and the text's are draws from the same spread (NaN: outside).
+  const bool ok = measured >= lo && measured <= hi && text_value >= lo && text_value <= hi;
   if (!ok) ++mismatches_;
   j["measured"] = measured;
   j["text"] = text_value;
@@ -200,6 +201,17 @@ bool Report::criterion(const std::string& what, double measured, const std::stri
 void Report::criterion_not_applicable(const std::string& what, const std::string& why) {
   fmt::print("  {:<58} {}{}\n", what, why.starts_with("not applicable") ? "" : "not checked: ", why);
   json_["criteria_not_applicable"][what] = why;
+}
+
+bool Report::criterion_when(bool applicable, const std::string& why, const std::string& what, double measured,
+                            const std::string& op, double bound) {
+  if (applicable) return criterion(what, measured, op, bound);
+  criterion_not_applicable(what, why);
+  return false;
+}
+
+std::string too_short(int64_t steps, int64_t needs) {
+  return fmt::format("not applicable at {} steps (needs ≥ {})", steps, needs);
 }
 
 void Report::write_json(const std::string& path) const {

@@ -26,8 +26,8 @@ class Report {
              int decimals = 3);
   // A number the text gives from one random run, beside the spread seeds are known to give
   // [lo, hi] (measured, or the text's own statement; `source` says which): it agrees when the
-  // measured value lies in the spread ("agrees within seed spread 0.61-0.97 (source)"), else
-  // "differs by more than seeds do". Counted with the other comparisons.
+  // measured value and the text's both lie in the spread ("agrees within seed spread 0.61-0.97
+  // (source)"), else "differs by more than seeds do". Counted with the other comparisons.
   void value_within_spread(const std::string& key, double measured, double text_value, double lo, double hi,
                            const std::string& source, int decimals = 2);
   void values(const std::string& key, const std::vector<double>& measured,
@@ -51,6 +51,10 @@ class Report {
   // A check this run cannot make (say, it needs a trained model), with the reason: printed and
   // kept in the JSON under "criteria_not_applicable" {what: why}, never counted as met.
   void criterion_not_applicable(const std::string& what, const std::string& why);
+  // criterion() when `applicable`, else criterion_not_applicable(what, why): a check only a long
+  // enough run (or a trained model) can decide. Returns whether it was made and met.
+  bool criterion_when(bool applicable, const std::string& why, const std::string& what, double measured,
+                      const std::string& op, double bound);
   int criteria_unmet() const { return criteria_unmet_; }
 
   int mismatches() const { return mismatches_; }
@@ -68,6 +72,9 @@ class Report {
   int tolerance_checks_ = 0, tolerance_failures_ = 0;
   int criteria_unmet_ = 0;
 };
+
+// "not applicable at 30 steps (needs ≥ 800)": why a check a short run cannot decide is not made.
+std::string too_short(int64_t steps, int64_t needs);
 
 bool stdout_is_terminal();
 

@@ -104,8 +104,7 @@ TEST_CASE("induction on cuda: a tiny 2-block model's loss curve on the GPU follo
           " (largest per step: ", d.max_rel, " at step ", d.max_rel_step, "; first step ", d.rel[0], ")");
   CHECK(rel < tolerance(DType::f32));
   CHECK(d.max_rel <= kDeviceTolerance);
-  // The split losses: the GPU's are cross_entropy's (float32, through ignore_index), the CPU's
-  // split_losses' (double, from the logits).
+  // The split losses: cross_entropy's on both devices (float32, through ignore_index).
   check_close("induction first-copy loss curve", runs.gpu.first, runs.cpu.first);
   check_close("induction later-copy loss curve", runs.gpu.later, runs.cpu.later);
 }

@@ -35,6 +35,24 @@ size_t count_lines(const std::string& path) {
 
 }  // namespace
 
+TEST_CASE("induction: the training loop's split losses (cross_entropy through ignore_index) equal split_losses'") {
+  // One step: its losses are those of the initial model on the first batch, which a second model
+  // built from the same seed sees through split_losses (double precision, per target).
+  const TrainSetup s{.steps = 1, .Lmin = 5, .Lmax = 40, .batch = 8, .seq = 48};
+  Generator g1(11), g2(11);
+  nn::TinyCharLM trained(model_config(1), g1), reference(model_config(1), g2);
+  const History h = train_repeat(trained, s, g1);
+  const nn::RepeatedBatch b = nn::repeated_batch(s.batch, s.seq, s.vocab, s.Lmin, s.Lmax, g2);
+  const int64_t T = s.seq;
+  const nn::SplitLoss l = nn::split_losses(reference.forward(b.tokens.slice(1, 0, T - 1)), b.tokens.slice(1, 1, T), b.lengths);
+  REQUIRE(h.loss.size() == 1);
+  CHECK(h.loss[0] == l.loss.item());  // the same op on the same logits: the same bits
+  CHECK(h.first[0] == doctest::Approx(l.first).epsilon(1e-6));  // float32 rounding of the same mean
+  CHECK(h.later[0] == doctest::Approx(l.later).epsilon(1e-6));
+  CHECK(l.n_first > 0);
+  CHECK(l.n_later > 0);
+}
+
 TEST_CASE("induction: 30 training steps on a small batch lower the loss and record both curves") {
   Generator gen(0);
   nn::TinyCharLM model(model_config(2), gen);

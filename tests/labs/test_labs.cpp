@@ -208,6 +208,32 @@ TEST_CASE("labs: a criterion is printed, kept in the JSON as {measured, op, boun
   CHECK_FALSE(rep.json()["criteria"].contains("needs training"));
 }
 
+TEST_CASE("labs: criterion_when makes the check or records why not; too_short says how many steps it needs") {
+  Report rep("test");
+  CHECK(rep.criterion_when(true, "unused", "made", 1.0, ">=", 0.5));
+  CHECK_FALSE(rep.criterion_when(true, "unused", "made, unmet", 0.1, ">=", 0.5));
+  CHECK_FALSE(rep.criterion_when(false, too_short(30, 2000), "not made", 0.1, ">=", 0.5));
+  CHECK(rep.criteria_unmet() == 1);  // only the check that was made and failed
+  CHECK(rep.json()["criteria"].size() == 2);
+  CHECK(rep.json()["criteria_not_applicable"]["not made"] == "not applicable at 30 steps (needs ≥ 2000)");
+}
+
+TEST_CASE("labs: a value within the seed spread agrees only when it and the text's value both lie in it") {
+  Report rep("test");
+  rep.value_within_spread("both inside", 0.90, 0.87, 0.85, 0.92, "seeds");
+  rep.value_within_spread("ours outside", 0.80, 0.87, 0.85, 0.92, "seeds");
+  rep.value_within_spread("the text's outside", 0.90, 0.95, 0.85, 0.92, "seeds");
+  rep.value_within_spread("nan", std::nan(""), 0.87, 0.85, 0.92, "seeds");
+  CHECK(rep.compared() == 4);
+  CHECK(rep.mismatches() == 3);
+  const nlohmann::json& j = rep.json()["sections"]["main"];
+  CHECK(j["both inside"]["agrees"] == true);
+  CHECK(j["ours outside"]["agrees"] == false);
+  CHECK(j["the text's outside"]["agrees"] == false);
+  CHECK(j["both inside"]["seed_spread"][0] == 0.85);
+  CHECK(j["both inside"]["seed_spread_source"] == "seeds");
+}
+
 TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an error naming why, before any work") {
   Device d = Device::cpu;
   CLI::App app;
