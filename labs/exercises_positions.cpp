@@ -10,6 +10,7 @@
 
 #include "exercises_case.h"
 #include "exercises_run.h"
+#include "induction_spread.h"
 #include "kit.h"
 
 namespace hg::lab::exercises {
@@ -29,10 +30,12 @@ struct PositionRuns {
   std::vector<SchemeRun> runs;
   induction::History control;
   double plateau = 0.0;
+  bool at_defaults = false;  // the induction lab's defaults, where its seed spreads were measured
 };
 
 PositionRuns train_positions(const ExerciseOptions& o, int64_t steps) {
   PositionRuns p;
+  p.at_defaults = steps == kPositionsSteps && o.batch() == 128 && o.eval_batch == 256;
   std::vector<SchemeRun>& runs = p.runs;
   induction::History& control = p.control;
   const TrainSetup setup{.steps = steps, .Lmin = 16, .Lmax = 32, .batch = o.batch()};
@@ -92,12 +95,19 @@ void print_positions(Report& rep, const PositionRuns& p) {
                          row_str(r.scores.induction[1])));
   }
   const SchemeRun& rope = runs[0];
-  rep.text("  rope beside the text's 2-block run (the text's own seed; ours is the induction lab's):");
-  rep.value("rope: later copies (nats)", rope.eval.later, 0.45, 2);
-  rep.value("rope: accuracy", rope.eval.acc, 0.87, 2);
-  rep.value("rope: best previous-token head", rope.prev_score, 0.95, 2);
-  rep.value("rope: best induction head", rope.induction_score, 0.71, 2);
-  rep.value("1 block rope: final later-copy loss", plateau, 3.65, 2);
+  rep.text("  rope beside the text's 2-block run (its rope run is the induction lab's 2-block model, so the spread of "
+           "the induction lab's seeds applies):");
+  namespace spread = induction::spread;
+  const std::string off =
+      p.at_defaults ? "" : fmt::format("the spread is of default runs ({} steps, eval batch 256)", kPositionsSteps);
+  auto compare = [&](const std::string& key, double measured, const SeedSpread& s) {
+    rep.value_within_spread(key, measured, s, off.empty(), off);
+  };
+  compare("rope: later copies (nats)", rope.eval.later, spread::kTwoLater);
+  compare("rope: accuracy", rope.eval.acc, spread::kTwoAccuracy);
+  compare("rope: best previous-token head", rope.prev_score, spread::kPreviousTokenHead);
+  compare("rope: best induction head", rope.induction_score, spread::kInductionHead);
+  compare("1 block rope: final later-copy loss", plateau, spread::kOnePlateau);
 }
 
 // The later-copy loss curves: a CSV file in --out and its picture.

@@ -54,16 +54,29 @@ void Report::value_within_spread(const std::string& key, double measured, double
                                  const std::string& source, int decimals) {
   nlohmann::json& j = json_["sections"][section_][key];
   ++compared_;
-  // Both inside: this run and the text's are draws from the same spread (NaN: outside).
-  const bool ok = measured >= lo && measured <= hi && text_value >= lo && text_value <= hi;
+  // Both inside: this run and the text's are draws from the same spread (NaN: outside). The text's
+  // number, printed to `decimals` places, stands for any value that rounds to it.
+  const double half = 0.5 * std::pow(10.0, -decimals);
+  const bool ok = measured >= lo && measured <= hi && text_value + half >= lo && text_value - half <= hi;
   if (!ok) ++mismatches_;
   j["measured"] = measured;
   j["text"] = text_value;
   j["seed_spread"] = {lo, hi};
   j["seed_spread_source"] = source;
   j["agrees"] = ok;
+  // The spread one place finer than the numbers: 0.012-0.019 rather than 0.01-0.02.
   fmt::print("  {:<34} {:>10.{}f}   text {:>8.{}f}  {} {:.{}f}-{:.{}f} ({})\n", key, measured, decimals, text_value, decimals,
-             ok ? "agrees within seed spread" : "differs by more than seeds do:", lo, decimals, hi, decimals, source);
+             ok ? "agrees within seed spread" : "differs by more than seeds do:", lo, decimals + 1, hi, decimals + 1, source);
+}
+
+void Report::value_within_spread(const std::string& key, double measured, const SeedSpread& s, bool applicable,
+                                 const std::string& why, int decimals) {
+  if (applicable) return value_within_spread(key, measured, s.text, s.lo, s.hi, s.source, decimals);
+  nlohmann::json& j = json_["sections"][section_][key];
+  j["measured"] = measured;
+  j["text"] = s.text;
+  j["not_compared"] = why;
+  fmt::print("  {:<34} {:>10.{}f}   text {:>8.{}f}  not compared: {}\n", key, measured, decimals, s.text, decimals, why);
 }
 
 void Report::values(const std::string& key, const std::vector<double>& measured, const std::vector<double>& text_values,

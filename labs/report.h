@@ -14,6 +14,13 @@
 
 namespace hg::lab {
 
+// A number a text prints from one random run, beside the range [lo, hi] that runs from other seeds
+// give for it; `source` says where that range comes from (measured, or the text's own statement).
+struct SeedSpread {
+  double text, lo, hi;
+  const char* source;
+};
+
 class Report {
  public:
   explicit Report(std::string lab);
@@ -27,9 +34,17 @@ class Report {
   // A number the text gives from one random run, beside the spread seeds are known to give
   // [lo, hi] (measured, or the text's own statement; `source` says which): it agrees when the
   // measured value and the text's both lie in the spread ("agrees within seed spread 0.61-0.97
-  // (source)"), else "differs by more than seeds do". Counted with the other comparisons.
+  // (source)"), else "differs by more than seeds do". The text's value, printed to `decimals`
+  // places, stands for any number that rounds to it (0.02: 0.015 to 0.025). Counted with the other
+  // comparisons.
   void value_within_spread(const std::string& key, double measured, double text_value, double lo, double hi,
                            const std::string& source, int decimals = 2);
+  // The same for a number whose spread was measured at one run (the lab's defaults, say): when the
+  // run is not that one (`applicable` false), the text's number is printed beside the measured one
+  // with `why` they are not compared ("not compared: the spread is of 2,000-step runs"), and neither
+  // counted nor called a disagreement.
+  void value_within_spread(const std::string& key, double measured, const SeedSpread& s, bool applicable,
+                           const std::string& why, int decimals = 2);
   void values(const std::string& key, const std::vector<double>& measured,
               const std::vector<double>& text_values = {}, int decimals = 3);
   // A matrix (or vector) printed as rows; recorded in JSON as nested lists.

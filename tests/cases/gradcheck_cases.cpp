@@ -4,6 +4,19 @@ namespace hg::cases {
 
 Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::f64).requires_grad_(); }
 
+constexpr OpDef kWrongSquare{.name = "wrong_square", .saves = {{"input", "2x (claimed: 3x)"}},
+                             .derivation = "tests/cases/gradcheck_cases.cpp", .second_order = false};
+Tensor wrong_square(const std::vector<Tensor>& x) {
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = mul(x[0], x[0]);
+  }
+  record(kWrongSquare, {x[0]}, {out}, {save(x[0], "input")},
+         [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return std::vector<Tensor>{mul(mul(g[0], s[0]), 3.0)}; });
+  return out;
+}
+
 std::vector<GradcheckCase> all_cases(uint64_t seed) {
   Generator gen(seed);
   std::vector<GradcheckCase> out;

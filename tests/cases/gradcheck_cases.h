@@ -47,4 +47,8 @@ bool claims_second_order(const GradcheckCase& c);
 // A float64 leaf that requires grad, N(0, 1) entries.
 Tensor leaf(const Shape& shape, Generator& gen);
 
+// A deliberately wrong op, for the tests that gradcheck catches one: forward x², backward 3x g
+// (the true derivative is 2x), recorded without a second order.
+Tensor wrong_square(const std::vector<Tensor>& x);
+
 }  // namespace hg::cases

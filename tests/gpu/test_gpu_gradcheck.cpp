@@ -52,18 +52,7 @@ TEST_CASE("gradcheck on cuda: noncontiguous_copy keeps a CUDA tensor's values an
 }
 
 TEST_CASE("gradcheck on cuda: a wrong backward fails, and the report names the device") {
-  static constexpr OpDef kWrongSquare{.name = "wrong_square", .saves = {{"input", "2x (claimed: 3x)"}},
-                                      .derivation = "tests/gpu/test_gpu_gradcheck.cpp", .second_order = false};
-  auto wrong = [](const std::vector<Tensor>& x) {  // forward x^2, backward claims 3x
-    Tensor out;
-    {
-      NoGradGuard ng;
-      out = mul(x[0], x[0]);
-    }
-    record(kWrongSquare, {x[0]}, {out}, {save(x[0], "input")},
-           [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return std::vector<Tensor>{mul(mul(g[0], s[0]), 3.0)}; });
-    return out;
-  };
+  auto wrong = cases::wrong_square;  // forward x², backward claims 3x
   Generator gen(3);
   GradcheckReport r = gradcheck(wrong, {randn({2, 3}, gen, DType::f64).requires_grad_()}, {.device = Device::cuda});
   CHECK_FALSE(r.passed);

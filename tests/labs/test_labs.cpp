@@ -224,14 +224,35 @@ TEST_CASE("labs: a value within the seed spread agrees only when it and the text
   rep.value_within_spread("ours outside", 0.80, 0.87, 0.85, 0.92, "seeds");
   rep.value_within_spread("the text's outside", 0.90, 0.95, 0.85, 0.92, "seeds");
   rep.value_within_spread("nan", std::nan(""), 0.87, 0.85, 0.92, "seeds");
-  CHECK(rep.compared() == 4);
-  CHECK(rep.mismatches() == 3);
+  // The text's 0.02 stands for 0.015-0.025: it meets a spread 0.0147-0.0168; 0.03 does not.
+  rep.value_within_spread("rounded in", 0.0158, 0.02, 0.0147, 0.0168, "seeds");
+  rep.value_within_spread("rounded out", 0.0158, 0.03, 0.0147, 0.0168, "seeds");
+  CHECK(rep.compared() == 6);
+  CHECK(rep.mismatches() == 4);
   const nlohmann::json& j = rep.json()["sections"]["main"];
   CHECK(j["both inside"]["agrees"] == true);
   CHECK(j["ours outside"]["agrees"] == false);
   CHECK(j["the text's outside"]["agrees"] == false);
   CHECK(j["both inside"]["seed_spread"][0] == 0.85);
   CHECK(j["both inside"]["seed_spread_source"] == "seeds");
+  CHECK(j["rounded in"]["agrees"] == true);
+  CHECK(j["rounded out"]["agrees"] == false);
+}
+
+TEST_CASE("labs: a spread measured at one run compares only that run; another prints the text's number, uncounted") {
+  Report rep("test");
+  const SeedSpread s{0.87, 0.85, 0.92, "seeds"};
+  rep.value_within_spread("at the defaults", 0.80, s, true, "unused");
+  rep.value_within_spread("a shorter run", 0.10, s, false, "the spread is of 2,000-step runs");
+  CHECK(rep.compared() == 1);
+  CHECK(rep.mismatches() == 1);  // 0.80 lies outside 0.85-0.92
+  const nlohmann::json& j = rep.json()["sections"]["main"];
+  CHECK(j["at the defaults"]["agrees"] == false);
+  CHECK(j["at the defaults"]["seed_spread"][1] == 0.92);
+  CHECK(j["a shorter run"]["text"] == 0.87);
+  CHECK(j["a shorter run"]["measured"] == 0.10);
+  CHECK(j["a shorter run"]["not_compared"] == "the spread is of 2,000-step runs");
+  CHECK_FALSE(j["a shorter run"].contains("agrees"));
 }
 
 TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an error naming why, before any work") {

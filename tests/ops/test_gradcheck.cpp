@@ -20,18 +20,7 @@ TEST_CASE("gradcheck: every op, float64 central differences, contiguous and non-
 
 TEST_CASE("gradcheck: the helper catches a wrong backward and names the worst element") {
   // A deliberately wrong op: forward x^2, backward claims 3x.
-  static constexpr OpDef kWrongSquare{.name = "wrong_square", .saves = {{"input", "2x (claimed: 3x)"}},
-                                      .derivation = "tests/ops/test_gradcheck.cpp", .second_order = false};
-  auto wrong = [](const std::vector<Tensor>& x) {
-    Tensor out;
-    {
-      NoGradGuard ng;
-      out = mul(x[0], x[0]);
-    }
-    record(kWrongSquare, {x[0]}, {out}, {save(x[0], "input")},
-           [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return std::vector<Tensor>{mul(mul(g[0], s[0]), 3.0)}; });
-    return out;
-  };
+  auto wrong = cases::wrong_square;  // forward x², backward claims 3x
   Generator gen(3);
   GradcheckReport r = gradcheck(wrong, {randn({2, 3}, gen, DType::f64).requires_grad_()});
   CHECK_FALSE(r.passed);
