@@ -66,10 +66,16 @@ std::vector<std::string> histogram_lines(const std::vector<int64_t>& left, const
   int64_t most = 1;
   for (int64_t c : left) most = std::max(most, c);
   for (int64_t c : right) most = std::max(most, c);
+  static const char* const kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
   auto bar = [&](int64_t c) {
-    int n = static_cast<int>(std::llround(static_cast<double>(c) / static_cast<double>(most) * width));
-    if (c > 0 && n == 0) n = 1;  // a non-empty bin is never invisible
-    return fmt::format("{:<{}} {:>5}", std::string(static_cast<size_t>(n), '#'), width, c);
+    int64_t e = std::llround(static_cast<double>(c) / static_cast<double>(most) * width * 8);
+    if (c > 0 && e == 0) e = 1;  // a non-empty bin is never invisible
+    std::string s;
+    for (int64_t i = 0; i < e / 8; ++i) s += "█";
+    s += kEighths[e % 8];
+    const int64_t columns = e / 8 + (e % 8 ? 1 : 0);  // padded by columns, not bytes (the blocks are UTF-8)
+    s.append(static_cast<size_t>(std::max<int64_t>(0, width - columns)), ' ');
+    return fmt::format("{} {:>5}", s, c);
   };
   std::vector<std::string> lines;
   lines.push_back(fmt::format("  {:<11}  {:<{}}   {}", "max weight", left_title, width + 6, right_title));

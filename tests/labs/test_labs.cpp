@@ -218,6 +218,19 @@ TEST_CASE("labs: criterion_when makes the check or records why not; too_short sa
   CHECK(rep.json()["criteria_not_applicable"]["not made"] == "not applicable at 30 steps (needs ≥ 2000)");
 }
 
+TEST_CASE("labs: the saturation histogram's bars tell small counts apart, and line up in columns") {
+  const std::vector<std::string> lines = histogram_lines({1, 34, 97, 3375}, {0, 0, 0, 0}, "a", "b", 0.0, 1.0);
+  REQUIRE(lines.size() == 5);
+  auto bar_of = [](const std::string& line) {  // the left bar: after the bin's range, up to the first space
+    const size_t p = line.find("    ") + 4;
+    return line.substr(p, line.find(' ', p) - p);
+  };
+  CHECK(bar_of(lines[1]) == "▏");  // 1 of 3,375 over 28 columns: 0.07 eighths, drawn as one
+  CHECK(bar_of(lines[2]) == "▎");  // 34: 2.3 eighths
+  CHECK(bar_of(lines[3]) == "▊");  // 97: 6.4 eighths
+  CHECK(bar_of(lines[4]) == "████████████████████████████");  // the largest: all 28 columns
+}
+
 TEST_CASE("labs: a value within the seed spread agrees only when it and the text's value both lie in it") {
   Report rep("test");
   rep.value_within_spread("both inside", 0.90, 0.87, 0.85, 0.92, "seeds");
