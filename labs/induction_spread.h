@@ -43,5 +43,7 @@ inline constexpr SeedSpread kOnePlateau{3.65, 3.635, 3.753, kSource};
 // 10.6.2.4 the learned heads: the strongest block-1 previous-token and block-2 induction scores
 inline constexpr SeedSpread kPreviousTokenHead{0.95, 0.029, 1.000, kSource};
 inline constexpr SeedSpread kInductionHead{0.71, 0.103, 0.946, kSource};
+// 10.6.3.2 the OV copying check: the rows of block 2's copy matrix whose diagonal entry is the largest
+inline constexpr SeedSpread kOvDiagonal{0.94, 0.927, 1.000, kSource};
 
 }  // namespace hg::lab::induction::spread
