@@ -4,6 +4,7 @@
 #include "engine/graphviz.h"
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "engine/forward.h"
 #include "engine/html.h"
 #include "engine/interrupt.h"
 #include "engine/random.h"

@@ -1,13 +1,16 @@
-// bench/bench_attention.cpp — causal attention forward + backward on the CPU, one path, one T.
+// bench/bench_attention.cpp — causal attention on the CPU, one path, one T: forward + backward,
+// the forward alone, or the forward with its tangent (forward mode).
 //
-// Q, K, V of shape (B, H, T, d_k) = (1, 8, T, 64), float32; one iteration is
-//   o = attention(q, k, v, {.causal = true, .path = P});  o.backward(dO)   // dO: fixed random (B, H, T, d_k)
-// with the leaves' gradients dropped between iterations. Prints one line of JSON: the median
+// Q, K, V of shape (B, H, T, d_k) = (1, 8, T, 64), float32; one iteration is, by --mode,
+//   fwdbwd   o = attention(q, k, v, {.causal = true, .path = P});  o.backward(dO)   // dO: fixed random (B, H, T, d_k)
+//            with the leaves' gradients dropped between iterations (the default);
+//   forward  o = attention(q, k, v, ...) under NoGradGuard;
+//   jvp      (o, ȯ) = jvp(attention, {q, k, v}, {q̇, k̇, v̇}) under NoGradGuard, the tangents fixed random. Prints one line of JSON: the median
 // wall time of the timed iterations, and the peak extra memory of the first call. bench/run-attention
 // runs it for each path and T beside PyTorch (bench/attention_cpu.py) and prints the table.
 //
-//   bench_attention [--T 1024] [--path materialized|tiled|automatic] [--threads N] [--warmup 1]
-//                   [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]
+//   bench_attention [--T 1024] [--path materialized|tiled|automatic] [--mode fwdbwd|forward|jvp]
+//                   [--threads N] [--warmup 1] [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]
 //
 // Memory: the program is meant to run once per (path, T), in a fresh process. After one call at
 // T = 64 (so that the thread pool's start and OpenBLAS's buffers are not counted), before the
@@ -32,6 +35,7 @@
 #include "bench_util.h"
 #include "fma_peak.h"
 #include "engine/error.h"
+#include "engine/forward.h"
 #include "engine/random.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
@@ -46,6 +50,7 @@ namespace {
 struct Args {
   int64_t T = 1024, batch = 1, heads = 8, dk = 64;
   AttentionPath path = AttentionPath::materialized;
+  std::string mode = "fwdbwd";
   int threads = 0, warmup = 1, iters = 5;
   uint64_t seed = 0;
 };
@@ -61,6 +66,7 @@ Args parse(int argc, char** argv) {
     auto number = [&]() { return bench::whole_number(k, next()); };
     if (k == "--T") a.T = number();
     else if (k == "--path") a.path = attention_path_named(next());
+    else if (k == "--mode") a.mode = next();
     else if (k == "--threads") a.threads = static_cast<int>(number());
     else if (k == "--warmup") a.warmup = static_cast<int>(number());
     else if (k == "--iters") a.iters = static_cast<int>(number());
@@ -69,13 +75,15 @@ Args parse(int argc, char** argv) {
     else if (k == "--dk") a.dk = number();
     else if (k == "--seed") a.seed = static_cast<uint64_t>(number());
     else if (k == "--help" || k == "-h") {
-      fmt::print("usage: bench_attention [--T 1024] [--path materialized|tiled|automatic] [--threads N]\n"
-                 "                       [--warmup 1] [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]\n"
+      fmt::print("usage: bench_attention [--T 1024] [--path materialized|tiled|automatic] [--mode fwdbwd|forward|jvp]\n"
+                 "                       [--threads N] [--warmup 1] [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]\n"
                  "(see the head of bench/bench_attention.cpp; bench/run-attention runs it beside PyTorch)\n");
       std::exit(0);
     }
     else throw std::runtime_error("unknown option " + k + " (see --help)");
   }
+  if (a.mode != "fwdbwd" && a.mode != "forward" && a.mode != "jvp")
+    throw std::runtime_error("--mode " + a.mode + ": use fwdbwd, forward or jvp");
   if (std::min({a.T, a.batch, a.heads, a.dk, int64_t{a.iters}}) < 1 || a.warmup < 0)
     throw std::runtime_error("--T, --batch, --heads, --dk and --iters must be positive, --warmup not negative");
   return a;
@@ -96,27 +104,35 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench_attention: {}\n", e.what());
     return 2;
   }
-  nlohmann::json out = {{"impl", "handgrad"}, {"path", attention_path_name(a.path)}, {"T", a.T},
+  nlohmann::json out = {{"impl", "handgrad"}, {"path", attention_path_name(a.path)}, {"mode", a.mode}, {"T", a.T},
                         {"shape", {a.batch, a.heads, a.T, a.dk}}, {"threads", num_threads()}};
   const std::string machine = fmt::format("{{{}}}", bench::machine_json_fields());
   out.update(nlohmann::json::parse(machine));
   try {
     Generator gen(a.seed);
     const Shape s{a.batch, a.heads, a.T, a.dk};
-    Tensor q = randn(s, gen).requires_grad_(), k = randn(s, gen).requires_grad_(), v = randn(s, gen).requires_grad_();
+    const bool grads = a.mode == "fwdbwd";
+    Tensor q = randn(s, gen).requires_grad_(grads), k = randn(s, gen).requires_grad_(grads), v = randn(s, gen).requires_grad_(grads);
     const Tensor dO = randn(s, gen);
+    const std::vector<Tensor> dots{randn(s, gen), randn(s, gen), randn(s, gen)};
     const AttentionOptions opts{.causal = true, .path = a.path};
-    auto iteration = [&] {
-      for (Tensor* t : {&q, &k, &v}) t->zero_grad();
-      Tensor o = attention(q, k, v, opts);  // (B, H, T, d_k)
-      o.backward(dO);
+    auto call = [&](const Tensor& qq, const Tensor& kk, const Tensor& vv, const std::vector<Tensor>& dd, const Tensor& g) {
+      if (grads) {
+        for (const Tensor& t : {qq, kk, vv}) Tensor(t).zero_grad();
+        attention(qq, kk, vv, opts).backward(g);  // (B, H, T, d_k)
+        return;
+      }
+      NoGradGuard ng;
+      if (a.mode == "forward") attention(qq, kk, vv, opts);
+      else jvp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], opts)}; }, {qq, kk, vv}, dd);
     };
+    auto iteration = [&] { call(q, k, v, dots, dO); };
 
     {
       const int64_t t = std::min<int64_t>(a.T, 64);
       auto first = [&](const Tensor& x) { return x.detach().slice(2, 0, t).contiguous(); };  // (B, H, t, d_k)
-      Tensor qs = first(q).requires_grad_(), ks = first(k).requires_grad_(), vs = first(v).requires_grad_();
-      attention(qs, ks, vs, opts).backward(first(dO));
+      Tensor qs = first(q).requires_grad_(grads), ks = first(k).requires_grad_(grads), vs = first(v).requires_grad_(grads);
+      call(qs, ks, vs, {first(dots[0]), first(dots[1]), first(dots[2])}, first(dO));
     }
     const double before_mib = bench::status_mib("VmRSS");
     const bool reset = bench::reset_peak_rss();

@@ -16,6 +16,7 @@
 #include "cpu/kernels.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
+#include "engine/forward.h"
 #include "engine/interrupt.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
@@ -55,9 +56,12 @@ Tensor sum_grads(const Tensor& a, const Tensor& b) {
 
 // a + b recorded as a node of its own, for summing gradients under create_graph (the engine
 // cannot call ops/). Its backward passes the incoming gradient to both: trivially composed.
+// Its tangent is ȧ + ḃ, the two tangents added (a backward run inside a dual level adds up
+// gradients that carry tangents: forward over reverse).
 constexpr OpDef kAccumulateGrad{.name = "accumulate_grad", .saves_nothing = "two gradients added, under create_graph",
                                 .derivation = "engine/backward.cpp", .from_backward = true,
-                                .checked_by = "tests/engine/test_graph.cpp, Hessian-vector product"};
+                                .checked_by = "tests/engine/test_graph.cpp, Hessian-vector product",
+                                .tangent = "ȧ + ḃ"};
 
 Tensor add_recorded(const Tensor& a, const Tensor& b) {
   Tensor out;
@@ -68,6 +72,9 @@ Tensor add_recorded(const Tensor& a, const Tensor& b) {
   if (should_record({a, b}))
     record(kAccumulateGrad, {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0], g[0]};
+    }, [](const std::vector<Tensor>& d) {
+      if (!d[0].defined() || !d[1].defined()) return std::vector<Tensor>{d[0].defined() ? d[0] : d[1]};
+      return std::vector<Tensor>{add_recorded(d[0], d[1])};
     });
   return out;
 }
@@ -80,7 +87,7 @@ struct GradSlot {
   void accumulate(const Tensor& more, bool create_graph) {
     if (!g.defined()) {
       g = more;
-    } else if (create_graph) {
+    } else if (create_graph || forward_ad_enabled()) {  // recorded: a graph, or tangents, to carry
       g = add_recorded(g, more);
     } else if (owned) {
       g.add_(more);
@@ -128,8 +135,18 @@ std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_
 // op has one (else the composed); under create_graph a composed backward, which records itself.
 // An op without a second order runs its raw backward unrecorded, and its gradients get a node that
 // refuses to be walked.
+// Inside a dual level (forward over reverse) the composed backward runs, whose ops push the
+// tangents of the gradients and saved tensors on; a raw one cannot, and fails by name.
 std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vector<Tensor>& gout, bool create_graph) {
   if (!n->backward) fail(n->op, "has no backward function; it cannot be differentiated");
+  if (forward_ad_enabled()) {
+    std::vector<Tensor> saved = unpack_saved(n, create_graph);
+    if (!n->second_order() && (detail::any_tangent(gout) || detail::any_tangent(saved)))
+      fail(n->op, "forward-mode AD through the backward of {} is not implemented (the node recorded at {}): its "
+           "backward is a raw kernel that cannot carry tangents. Differentiate it with reverse mode twice "
+           "(create_graph), or compute this gradient outside the dual level.", n->op, n->call_site());
+    if (!create_graph || n->second_order()) return n->backward(gout, saved);
+  }
   if (!create_graph) return (n->fused ? n->fused : n->backward)(gout, unpack_saved(n, false));
   if (n->second_order()) return n->backward(gout, unpack_saved(n, true));
   std::vector<Tensor> saved = unpack_saved(n, false);
@@ -292,7 +309,7 @@ class Walk {
     for (auto& [leaf, slot] : leaves_) {
       Tensor g = apply_hooks(leaf->hooks, slot.g);
       const bool ours = slot.owned && g.impl() == slot.g.impl();  // a buffer nothing else holds
-      if (create_) leaf->grad = leaf->grad ? add_recorded(Tensor(leaf->grad), g).impl_ptr() : g.impl_ptr();
+      if (create_ || forward_ad_enabled()) leaf->grad = leaf->grad ? add_recorded(Tensor(leaf->grad), g).impl_ptr() : g.impl_ptr();
       else if (leaf->grad) leaf->grad = sum_grads(Tensor(leaf->grad), g).impl_ptr();
       else leaf->grad = ours ? g.impl_ptr() : g.contiguous().clone().impl_ptr();
     }

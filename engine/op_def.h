@@ -48,6 +48,10 @@ struct OpDef {
   // Empty: the gradcheck cases cover it (the registry test insists). Otherwise the test that
   // checks its backward instead, where central differences cannot (a dtype or device move).
   std::string_view checked_by = {};
+  // Its tangent rule (forward mode, engine/forward.h) in the notation of its derivation, e.g.
+  // "ȯ = ȧ b + a ḃ"; record() is then given the rule beside the backward. Empty: it has none, and
+  // an input that carries a tangent makes the op fail by name (never a zero tangent).
+  std::string_view tangent = {};
 
   const char* c_str() const { return name.data(); }  // the name for error messages (a literal: NUL-terminated)
   std::span<const SavedLabel> saved_labels() const {  // the listed labels, `saves` without its empty tail
@@ -61,5 +65,6 @@ struct OpDef {
 // lists them with every other op's.
 std::span<const OpDef* const> view_defs();      // engine/views.cpp
 std::span<const OpDef* const> gradient_defs();  // engine/backward.cpp: gradients added under create_graph
+std::span<const OpDef* const> forward_defs();   // engine/forward.cpp: make_dual, unpack_dual
 
 }  // namespace hg

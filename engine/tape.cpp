@@ -78,12 +78,16 @@ std::string Node::call_site() const {
 
 // ---------------------------------------------------------------- recording
 
-bool should_record(const std::vector<Tensor>& inputs) {
+namespace {
+bool needs_node(const std::vector<Tensor>& inputs) {
   if (!t_grad_enabled) return false;
   for (const Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) return true;
   return false;
 }
+}  // namespace
+
+bool should_record(const std::vector<Tensor>& inputs) { return needs_node(inputs) || detail::any_tangent(inputs); }
 
 SavedTensor save(const Tensor& t, std::string what) {
   SavedTensor s;
@@ -91,6 +95,7 @@ SavedTensor save(const Tensor& t, std::string what) {
   s.data = t.detach();
   s.version = t.impl()->storage->version;
   s.source = t.impl();
+  if (has_tangent(t)) detail::set_tangent(s.data, tangent_of(t));
   if (t.requires_grad()) {
     if (t.impl()->node) {
       s.node = t.impl()->node;
@@ -153,11 +158,32 @@ void check_saves(const OpDef& def, const std::vector<SavedTensor>& saved) {
 
 void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
             std::vector<SavedTensor> saved, BackwardFn backward, Site where) {
-  record(def, inputs, outputs, std::move(saved), std::move(backward), nullptr, where);
+  record(def, inputs, outputs, std::move(saved), std::move(backward), BackwardFn{}, TangentFn{}, where);
 }
 
 void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
             std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where) {
+  record(def, inputs, outputs, std::move(saved), std::move(backward), std::move(fused), TangentFn{}, where);
+}
+
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, TangentFn tangent, Site where) {
+  record(def, inputs, outputs, std::move(saved), std::move(backward), BackwardFn{}, std::move(tangent), where);
+}
+
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, TangentFn tangent, Site where) {
+  if (tangent && def.tangent.empty())
+    fail(def.name, "was recorded with a tangent rule that its definition does not describe; write the rule in the "
+         "definition's `tangent`");
+  if (!tangent && !def.tangent.empty())
+    fail(def.name, "its definition gives a tangent rule ({}) but none was recorded; pass it to record() after the "
+         "backward", def.tangent);
+  const bool dual = detail::any_tangent(inputs);
+  if (dual && !tangent)
+    fail(def.name, "forward-mode AD of {} is not implemented: an input carries a tangent (a dual tensor) and the op "
+         "has no tangent rule. Compute this part outside the dual level (on unpack_dual(x).primal), or use "
+         "reverse mode (backward, grad) for it.", def.name);
   check_saves(def, saved);
   if (fused && def.fused.empty())
     fail(def.name, "was recorded with a fused backward that its definition does not name; describe it in the "
@@ -168,11 +194,20 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
   if (fused && !def.second_order)
     fail(def.name, "was recorded with a fused backward beside a backward its definition says is not composed "
          "(second_order = false); give one backward, the raw kernel");
-  record_node(std::string(def.name), &def, inputs, outputs, std::move(saved), std::move(backward), std::move(fused), where);
+  std::shared_ptr<Node> node;
+  if (needs_node(inputs))
+    node = record_node(std::string(def.name), &def, inputs, outputs, std::move(saved), std::move(backward),
+                       std::move(fused), where);
+  if (!dual) return;
+  detail::push_tangents(def, inputs, outputs, tangent);
+  if (node)  // a saved output's alias carries the output's tangent, as a saved input's does
+    for (SavedTensor& s : node->saved)
+      if (s.is_output && has_tangent(outputs[s.output_nr])) detail::set_tangent(s.data, tangent_of(outputs[s.output_nr]));
 }
 
-void record_node(std::string op, const OpDef* def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                 std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where) {
+std::shared_ptr<Node> record_node(std::string op, const OpDef* def, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs, std::vector<SavedTensor> saved,
+                                  BackwardFn backward, BackwardFn fused, Site where) {
   auto node = std::make_shared<Node>();
   node->op = std::move(op);
   node->seq = g_next_seq++;
@@ -214,6 +249,7 @@ void record_node(std::string op, const OpDef* def, const std::vector<Tensor>& in
   node->backward = std::move(backward);
   node->fused = std::move(fused);
   if (anomaly_enabled()) check_forward(*node, inputs, outputs);
+  return node;
 }
 
 // ---------------------------------------------------------------- shared with the walk

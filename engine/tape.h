@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/forward.h"
 #include "engine/op_def.h"
 #include "engine/tensor.h"
 
@@ -147,10 +148,12 @@ std::string tape_str(const Tensor& root);
 
 // ---------------------------------------------------------------- recording
 
-// True when an op over `inputs` must be recorded (grad mode on, some input requires grad).
+// True when an op over `inputs` must be recorded: grad mode on and some input requires grad (a
+// node for the backward), or some input carries a tangent (engine/forward.h: its tangent rule runs).
 bool should_record(const std::vector<Tensor>& inputs);
 
-// Save a tensor for backward (a detached alias plus its current version and its origin).
+// Save a tensor for backward (a detached alias plus its current version and its origin; inside a
+// dual level the alias keeps the tensor's tangent, so a backward run there pushes tangents too).
 SavedTensor save(const Tensor& t, std::string what);
 
 // Record one node of the op `def` defines, with its composed backward (and, where the definition
@@ -162,6 +165,15 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
             std::vector<SavedTensor> saved, BackwardFn backward, Site where = Site::current());
 void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
             std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where = Site::current());
+// The same with the op's tangent rule (its definition's `tangent` describes it). The node is made
+// when the backward needs one; the rule runs, after it, when an input carries a tangent. Recording
+// an op whose inputs carry tangents without a rule is an hg::Error naming the op, as is a rule its
+// definition does not describe, or a described rule not passed.
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, TangentFn tangent, Site where = Site::current());
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, TangentFn tangent,
+            Site where = Site::current());
 
 // ---------------------------------------------------------------- backward
 

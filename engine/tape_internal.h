@@ -16,7 +16,8 @@ std::vector<std::shared_ptr<Node>> reach(const std::vector<std::shared_ptr<Node>
 void check_backward(const Node& n, const std::vector<Tensor>& gout, const std::vector<Tensor>& gin);
 
 // record() without a definition to check against: a node named `op` (def may be null).
-void record_node(std::string op, const OpDef* def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                 std::vector<SavedTensor> saved, BackwardFn backward, BackwardFn fused, Site where);
+std::shared_ptr<Node> record_node(std::string op, const OpDef* def, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs, std::vector<SavedTensor> saved,
+                                  BackwardFn backward, BackwardFn fused, Site where);
 
 }  // namespace hg

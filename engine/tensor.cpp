@@ -18,6 +18,7 @@
 #include "engine/convert.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
+#include "engine/forward.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "engine/tensor_internal.h"
@@ -133,6 +134,8 @@ Tensor Tensor::detach() const {
   impl->node.reset();
   impl->output_nr = 0;
   impl->hooks.clear();
+  impl->tangent.reset();
+  impl->tangent_level = 0;
   impl->id = next_tensor_id();
   return Tensor(std::move(impl));
 }
@@ -295,6 +298,10 @@ void check_inplace(const Tensor& t, const char* op) {
   if (t.requires_grad() && grad_enabled())
     fail(op, "in-place write to {}, which requires grad; the tape would not see it. Wrap the write in "
          "hg::NoGradGuard (as an optimizer step does) or write to .detach()", t.describe());
+  if (has_tangent(t))
+    fail(op, "in-place write to {}, which carries a tangent (forward mode); the tangent would no longer "
+         "describe its values. Write to a copy (clone()), or to unpack_dual(t).primal.detach() outside the "
+         "computation being differentiated", t.describe());
 }
 
 double Tensor::item() const {

@@ -56,6 +56,10 @@ struct TensorImpl {
   std::shared_ptr<Node> node;        // set on results of recorded ops: the node that produced it
   uint32_t output_nr = 0;            // ... and which of that node's outputs it is
   std::vector<GradHook> hooks;       // a leaf's hooks (a non-leaf's live on its node)
+  // Forward mode (engine/forward.h): the tangent this tensor carries, and the dual level it was
+  // given at (a tangent counts only while that level is open). detach() drops it.
+  std::shared_ptr<TensorImpl> tangent;
+  uint64_t tangent_level = 0;
   uint64_t id = 0;                   // unique for the life of the process
   std::string name;                  // optional, shown by tape printing and labs
 };
@@ -111,7 +115,7 @@ class Tensor {
   Tensor reshape(const Shape& shape, Site where = Site::current()) const;
   Tensor contiguous(Site where = Site::current()) const;  // this if already contiguous, else a copy
   Tensor clone(Site where = Site::current()) const;  // always a copy (differentiable)
-  Tensor detach() const;      // shares storage and version counter; not on the tape
+  Tensor detach() const;      // shares storage and version counter; not on the tape, no tangent
 
   // Conversions (differentiable for float->float dtype changes and device moves). Elements
   // convert by one rule on both devices (engine/convert.h), as do copy_, fill_ and the factories:
@@ -137,7 +141,8 @@ class Tensor {
   void* raw_data() const;
 
   // In-place writes. Not recorded on the tape; they bump the version counter. Refused on a
-  // tensor that requires grad while grad mode is on (use NoGradGuard, or detach()).
+  // tensor that requires grad while grad mode is on (use NoGradGuard, or detach()), and on one
+  // that carries a tangent (engine/forward.h).
   Tensor& fill_(double v);
   Tensor& zero_() { return fill_(0.0); }
   Tensor& copy_(const Tensor& src);  // same shape; any dtype/device

@@ -4,6 +4,9 @@
 // same geometry: transpose/permute undo the permutation; slice/select scatter into zeros of the
 // base's shape; view/reshape reshape back. contiguous/clone/dtype and device moves are identities
 // up to the conversion back.
+//
+// Each is linear in its input, so its tangent (forward mode) is the same op applied to the
+// input's tangent: ȯ = view(ẋ), the same slice of ẋ, ẋ converted or moved alike.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,8 +23,12 @@ namespace {
 
 // Record a single-input, single-output op if needed and return its output. Every backward here
 // is itself a view or copy of the gradient, made of recorded ops: differentiable again.
-Tensor recorded(const OpDef& def, const Tensor& in, Tensor out, BackwardFn fn, Site where) {
-  if (should_record({in})) record(def, {in}, {out}, {}, std::move(fn), where);
+// `same` applies the op to a tangent: ȯ = same(ẋ).
+Tensor recorded(const OpDef& def, const Tensor& in, Tensor out, BackwardFn fn,
+                const std::function<Tensor(const Tensor&)>& same, Site where) {
+  if (should_record({in}))
+    record(def, {in}, {out}, {}, std::move(fn),
+           [&same](const std::vector<Tensor>& d) { return std::vector<Tensor>{same(d[0])}; }, where);
   return out;
 }
 
@@ -29,9 +36,11 @@ Tensor recorded(const OpDef& def, const Tensor& in, Tensor out, BackwardFn fn, S
 // base's shape. It is linear in g, so its own backward reads the same place of its incoming
 // gradient; recorded (under create_graph) as `def`, "<op>_backward".
 constexpr OpDef kSliceBackward{.name = "slice_backward", .saves_nothing = "its gradient is the same slice",
-                               .derivation = "engine/views.cpp", .from_backward = true};
+                               .derivation = "engine/views.cpp", .from_backward = true,
+                               .tangent = "ȯ = ġ placed alike"};
 constexpr OpDef kSelectBackward{.name = "select_backward", .saves_nothing = "its gradient is the same select",
-                                .derivation = "engine/views.cpp", .from_backward = true};
+                                .derivation = "engine/views.cpp", .from_backward = true,
+                                .tangent = "ȯ = ġ placed alike"};
 
 Tensor place_in_zeros(const OpDef& def, const Tensor& g, const Shape& base_shape,
                       const std::function<Tensor(const Tensor&)>& read) {
@@ -43,7 +52,7 @@ Tensor place_in_zeros(const OpDef& def, const Tensor& g, const Shape& base_shape
   if (should_record({g}))
     record(def, {g}, {gin}, {}, [read](const std::vector<Tensor>& gg, const std::vector<Tensor>&) {
       return std::vector<Tensor>{read(gg[0])};
-    });
+    }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{place_in_zeros(def, d[0], base_shape, read)}; });
   return gin;
 }
 
@@ -52,7 +61,7 @@ Tensor place_in_zeros(const OpDef& def, const Tensor& g, const Shape& base_shape
 // ---------------------------------------------------------------- permute / transpose
 
 constexpr OpDef kPermute{.name = "permute", .saves_nothing = "the inverse permutation is a number list",
-                         .derivation = "engine/views.cpp"};
+                         .derivation = "engine/views.cpp", .tangent = "ȯ = ẋ permuted alike"};
 
 Tensor Tensor::permute(const Shape& order, Site where) const {
   check_defined("permute");
@@ -72,7 +81,7 @@ Tensor Tensor::permute(const Shape& order, Site where) const {
   // forward: out[i0..] = x[i_order...]; backward permutes the gradient back with the inverse order
   return recorded(kPermute, *this, out, [inverse](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].permute(inverse)};
-  }, where);
+  }, [&](const Tensor& t) { return t.permute(order); }, where);
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1, Site where) const {
@@ -86,7 +95,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1, Site where) const {
 // ---------------------------------------------------------------- slice / select
 
 constexpr OpDef kSlice{.name = "slice", .saves_nothing = "the gradient goes into zeros where the slice reads",
-                       .derivation = "engine/views.cpp"};
+                       .derivation = "engine/views.cpp", .tangent = "ȯ = the same slice of ẋ"};
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site where) const {
   check_defined("slice");
@@ -106,10 +115,11 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site w
   Shape base_shape = shape();
   return recorded(kSlice, *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{place_in_zeros(kSliceBackward, g[0], base_shape, [=](const Tensor& b) { return b.slice(d, start, end, step); })};
-  }, where);
+  }, [=](const Tensor& t) { return t.slice(d, start, end, step); }, where);
 }
 
-constexpr OpDef kSelect{.name = "select", .saves_nothing = "as slice, one index", .derivation = "engine/views.cpp"};
+constexpr OpDef kSelect{.name = "select", .saves_nothing = "as slice, one index", .derivation = "engine/views.cpp",
+                        .tangent = "ȯ = the same select of ẋ"};
 
 Tensor Tensor::select(int64_t d, int64_t index, Site where) const {
   check_defined("select");
@@ -126,7 +136,7 @@ Tensor Tensor::select(int64_t d, int64_t index, Site where) const {
   Shape base_shape = shape();
   return recorded(kSelect, *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{place_in_zeros(kSelectBackward, g[0], base_shape, [=](const Tensor& b) { return b.select(d, i); })};
-  }, where);
+  }, [=](const Tensor& t) { return t.select(d, i); }, where);
 }
 
 Tensor Tensor::index(std::initializer_list<int64_t> idx, Site where) const {
@@ -196,7 +206,8 @@ Shape infer_shape(const char* op, const Shape& from, Shape to) {
 
 }  // namespace
 
-constexpr OpDef kView{.name = "view", .saves_nothing = "the input's shape", .derivation = "engine/views.cpp"};
+constexpr OpDef kView{.name = "view", .saves_nothing = "the input's shape", .derivation = "engine/views.cpp",
+                      .tangent = "ȯ = ẋ at the new shape"};
 
 Tensor Tensor::view(const Shape& to_shape, Site where) const {
   check_defined("view");
@@ -211,7 +222,7 @@ Tensor Tensor::view(const Shape& to_shape, Site where) const {
   Shape from = shape();
   return recorded(kView, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].reshape(from)};
-  }, where);
+  }, [&](const Tensor& t) { return t.reshape(to); }, where);  // reshape: a tangent may be laid out otherwise
 }
 
 Tensor Tensor::reshape(const Shape& to_shape, Site where) const {
@@ -243,7 +254,7 @@ Tensor Tensor::squeeze(int64_t d, Site where) const {
 // ---------------------------------------------------------------- copies and conversions
 
 constexpr OpDef kClone{.name = "clone", .saves_nothing = "the gradient passes through",
-                       .derivation = "engine/views.cpp"};
+                       .derivation = "engine/views.cpp", .tangent = "ȯ = ẋ"};
 
 Tensor Tensor::clone(Site where) const {
   check_defined("clone");
@@ -254,7 +265,7 @@ Tensor Tensor::clone(Site where) const {
   }
   return recorded(kClone, *this, out, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0]};
-  }, where);
+  }, [](const Tensor& t) { return t; }, where);
 }
 
 Tensor Tensor::contiguous(Site where) const {
@@ -265,7 +276,8 @@ Tensor Tensor::contiguous(Site where) const {
 
 constexpr OpDef kToDtype{.name = "to_dtype", .saves_nothing = "the gradient converts back",
                          .derivation = "engine/views.cpp",
-                          .checked_by = "tests/engine/test_engine.cpp, dtype conversion is differentiable"};
+                          .checked_by = "tests/engine/test_engine.cpp, dtype conversion is differentiable",
+                          .tangent = "ȯ = ẋ converted alike"};
 
 Tensor Tensor::to(DType t, Site where) const {
   check_defined("to");
@@ -279,12 +291,13 @@ Tensor Tensor::to(DType t, Site where) const {
   DType from = dtype();
   return recorded(kToDtype, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].to(from)};
-  }, where);
+  }, [t](const Tensor& dot) { return dot.to(t); }, where);
 }
 
 constexpr OpDef kToDevice{.name = "to_device", .saves_nothing = "the gradient moves back",
                           .derivation = "engine/views.cpp",
-                           .checked_by = "tests/gpu/test_dispatch.cpp, engine copies across devices"};
+                           .checked_by = "tests/gpu/test_dispatch.cpp, engine copies across devices",
+                           .tangent = "ȯ = ẋ moved alike"};
 
 Tensor Tensor::to(Device d, Site where) const {
   check_defined("to");
@@ -297,7 +310,7 @@ Tensor Tensor::to(Device d, Site where) const {
   Device from = device();
   return recorded(kToDevice, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
     return std::vector<Tensor>{g[0].to(from)};
-  }, where);
+  }, [d](const Tensor& dot) { return dot.to(d); }, where);
 }
 
 // ---------------------------------------------------------------- the definitions, for the registry

@@ -29,6 +29,7 @@
 #include "ops/matmul.h"
 #include "ops/softmax.h"
 #include "ops/registry.h"
+#include "ops/tangent.h"
 
 namespace hg {
 
@@ -158,7 +159,12 @@ struct RecordedSteps {
   }
 };
 
-Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need) {
+// The weights P from the given q, k, v (and live mask) in recorded ops, and where keys are hidden.
+struct RecordedWeights {
+  Tensor P;
+  Tensor hidden;  // b8 (batch..., Tq, Tk); undefined when no key is hidden
+};
+RecordedWeights recorded_weights(const Problem& p, const Tensor& live_mask) {
   Tensor M = zeros(with_last2(p.batch, p.Tq, p.Tk), p.q.dtype(), p.q.device());  // (batch..., Tq, Tk)
   {
     NoGradGuard ng;
@@ -171,8 +177,39 @@ Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& liv
                             : Tensor();
   const RecordedSteps steps{p, some_hidden ? hidden : Tensor()};
   if (live_mask.defined()) M = live_scores(M, hidden, live_mask);
-  const Tensor P = steps.at_hidden_zero(softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1));
-  return backward_formulas(p, P, dO, need, steps);
+  return {steps.at_hidden_zero(softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1)), steps.hidden};
+}
+
+Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need) {
+  const RecordedWeights w = recorded_weights(p, live_mask);
+  return backward_formulas(p, w.P, dO, need, RecordedSteps{p, w.hidden});
+}
+
+// tangent. S = Q Kᵀ · scale + M, so by the product rule, with Ṁ a live additive mask's tangent
+// (0 where a key is hidden: there S is −inf whatever the mask):
+//   Ṡ = (Q̇ Kᵀ + Q K̇ᵀ) · scale + Ṁ                    (batch..., Tq, Tk)
+//   Ṗ = P ∘ (Ṡ − rowsum(P ∘ Ṡ))                      softmax's tangent, the row rule on Ṡ
+//   Ȯ = Ṗ V + P V̇                                    (batch..., Tq, dv)
+// A hidden key has P = 0, so Ṗ = 0 there; a row with no visible key has P = 0 and Ȯ = 0; a NaN row
+// stays NaN (its hidden keys 0, as the NaN rule has P). Written with recorded ops on P recomputed
+// from the given q, k, v, so the tangent is differentiable again; it holds (batch..., Tq, Tk) on
+// every path. `d`: the tangents of q, k, v (and of the mask), each undefined where none.
+Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d) {
+  const Shape scores = with_last2(p.batch, p.Tq, p.Tk), o_shape = with_last2(p.batch, p.Tq, p.dv);
+  const Tensor live = mask.defined() && mask.requires_grad() ? mask : Tensor();  // else M holds its values already
+  const RecordedWeights w = recorded_weights(p, live);
+  const RecordedSteps steps{p, w.hidden};
+  Tensor qk = tangent_sum({if_tangent(d[0], [&](const Tensor& t) { return matmul(expand(t, with_last2(p.batch, p.Tq, p.dk)), p.k.transpose(-2, -1)); }),
+                           if_tangent(d[1], [&](const Tensor& t) { return matmul(p.q, expand(t, with_last2(p.batch, p.Tk, p.dk)).transpose(-2, -1)); })},
+                          scores);
+  const Tensor dmask = d.size() > 3 ? d[3] : Tensor();
+  const Tensor Sdot = tangent_sum({if_tangent(qk, [&](const Tensor& t) { return mul(t, p.scale); }),
+                                   if_tangent(dmask, [&](const Tensor& t) { return steps.at_hidden_zero(expand(t, scores)); })},
+                                  scores);
+  const Tensor Pdot = if_tangent(Sdot, [&](const Tensor& t) { return steps.at_hidden_zero(softmax_backward(w.P, t)); });
+  return tangent_sum({if_tangent(Pdot, [&](const Tensor& t) { return matmul(t, p.v); }),
+                      if_tangent(d[2], [&](const Tensor& t) { return matmul(w.P, expand(t, with_last2(p.batch, p.Tk, p.dv))); })},
+                     o_shape);
 }
 
 // The (Tq, Tk) blocks of all heads, above which the automatic choice is always the tiled path.
@@ -222,6 +259,7 @@ struct Recorded {
   AttentionPath path = AttentionPath::materialized;
   bool fused = false;  // the materialized path's fused CPU kernels ran
   Needs need;
+  bool mask_input = false;  // the additive mask is an input (it requires grad, or carries a tangent)
   Shape sq, sk, sv, smask;
 };
 
@@ -240,6 +278,7 @@ std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const s
   std::vector<Tensor> out{r.need.q ? sum_to(b.dQ, r.sq) : Tensor(), r.need.k ? sum_to(b.dK, r.sk) : Tensor(),
                           r.need.v ? sum_to(b.dV, r.sv) : Tensor()};
   if (r.need.ds) out.push_back(b.dMask.defined() ? b.dMask : sum_to(b.dS, r.smask));
+  else if (r.mask_input) out.push_back(Tensor());
   return out;
 }
 
@@ -270,24 +309,45 @@ constexpr OpDef kAttention{.name = "attention",
                                      {"row log-sum-exp L", "P, recomputed tile by tile", "on the tiled path"},
                                      {"additive mask", "its gradient is dS summed to its shape", "when it requires grad"}},
                            .derivation = "ops/attention.cpp",
-                           .fused = "by path: the fused CPU kernels, the row-rule backward or the tiled one"};
+                           .fused = "by path: the fused CPU kernels, the row-rule backward or the tiled one",
+                           .tangent = "Ṡ = (Q̇ Kᵀ + Q K̇ᵀ)·scale + Ṁ, Ṗ = P ∘ (Ṡ − rowsum(P ∘ Ṡ)), Ȯ = Ṗ V + P V̇"};
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts, Site where) {
   Problem p = prepare("attention", q, k, v, opts);
   const AttentionPath path = resolve_path(p, opts.path);
   const bool live_mask = opts.mask.defined() && opts.mask.requires_grad() && grad_enabled();
+  const bool mask_input = live_mask || has_tangent(opts.mask);  // a mask that moves is an input too
   const bool empty_problem = p.Tq == 0 || p.Tk == 0 || p.dk == 0 || p.dv == 0 || shape_numel(p.batch) == 0;
   // On CUDA the materialized path runs op by op: its gemms are cuBLAS and its rows the kernels of cuda/rows.cu.
   const bool fused = path == AttentionPath::materialized && q.device() == Device::cpu && fits_blas(p) && !empty_problem;
+  // The tangent in tiles, in the forward's own pass, where nothing asks it to be differentiable
+  // again (else composed_tangent, below: recorded ops, (batch..., Tq, Tk) memory).
+  const bool moving = detail::any_tangent({q, k, v});
+  bool tangent_graph = false;
+  for (const Tensor& t : {q, k, v, tangent_of(q), tangent_of(k), tangent_of(v)})
+    tangent_graph = tangent_graph || (t.defined() && t.requires_grad() && grad_enabled());
+  const bool tiled_tangent = path == AttentionPath::tiled && q.device() == Device::cpu && moving && !tangent_graph &&
+                             !has_tangent(opts.mask) && !empty_problem;
   Forward f;
   TiledForward tf;
+  Tensor odot;  // Ȯ, when the tiles computed it
   {
     NoGradGuard ng;
-    if (path == AttentionPath::tiled) tf = run_tiled_forward(p);
-    else f = fused ? fused_forward(p) : attention_forward(p);
+    if (tiled_tangent) {
+      auto moved = [&](const Tensor& x, int64_t rows, int64_t cols) {
+        const Tensor t = tangent_of(x);
+        return t.defined() ? expand(t.detach(), with_last2(p.batch, rows, cols)) : Tensor();
+      };
+      TiledTangent tt = tiled_forward_tangent(p, moved(q, p.Tq, p.dk), moved(k, p.Tk, p.dk), moved(v, p.Tk, p.dv));
+      tf.O = tt.O, tf.L = tt.L, odot = tt.Odot;
+    } else if (path == AttentionPath::tiled) {
+      tf = run_tiled_forward(p);
+    } else {
+      f = fused ? fused_forward(p) : attention_forward(p);
+    }
   }
   const Tensor out = path == AttentionPath::tiled ? tf.O : f.O;
   std::vector<Tensor> inputs{q, k, v};
-  if (live_mask) inputs.push_back(opts.mask);
+  if (mask_input) inputs.push_back(opts.mask);
   if (should_record(inputs)) {
     Recorded r;
     r.shapes = p;
@@ -295,6 +355,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
     r.path = path;
     r.fused = fused;
     r.need = {q.requires_grad(), k.requires_grad(), v.requires_grad(), live_mask};
+    r.mask_input = mask_input;
     r.sq = q.shape(), r.sk = k.shape(), r.sv = v.shape();
     if (live_mask) r.smask = opts.mask.shape();
     std::vector<SavedTensor> saved{save(q, "query Q"), save(k, "key K"), save(v, "value V")};
@@ -307,7 +368,15 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
     if (live_mask) saved.push_back(save(opts.mask, "additive mask"));
     record(kAttention, inputs, {out}, std::move(saved), [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return attention_grads(r, g[0], s, true);
-    }, [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return attention_grads(r, g[0], s, false); }, where);
+    }, [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return attention_grads(r, g[0], s, false); },
+    [&](const std::vector<Tensor>& d) {
+      if (odot.defined()) return std::vector<Tensor>{odot};
+      Problem pt = p;  // the given tensors, expanded, so that the tangent's own graph reaches them
+      pt.q = expand(q, with_last2(p.batch, p.Tq, p.dk));
+      pt.k = expand(k, with_last2(p.batch, p.Tk, p.dk));
+      pt.v = expand(v, with_last2(p.batch, p.Tk, p.dv));
+      return std::vector<Tensor>{composed_tangent(pt, mask_input ? opts.mask : Tensor(), d)};
+    }, where);
   }
   return out;
 }

@@ -81,5 +81,11 @@ struct TiledForward {
 TiledForward tiled_forward(const Problem& p);
 // Its backward from O, L and dO: dQ, dK, dV, dS (those asked for) at the expanded batch shape.
 Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need);
+// The forward and its tangent (forward mode) along (q̇, k̇, v̇) — each expanded as p.q, p.k, p.v
+// are, or undefined where that input does not move — in one pass over the tiles: O(T) memory.
+struct TiledTangent {
+  Tensor O, L, Odot;
+};
+TiledTangent tiled_forward_tangent(const Problem& p, const Tensor& dq, const Tensor& dk, const Tensor& dv);
 
 }  // namespace hg::attention_detail

@@ -25,8 +25,23 @@
 // L = D = NaN: its P and dS are NaN by the arithmetic, then 0 again at its hidden keys, and dK
 // reads a NaN or ±inf of Q as 0 — the NaN rule of ops/attention.h.
 //
-// Threads: the forward splits (slice, query tile) pairs, each writing its own rows of O and L; the
-// backward splits slices, each thread accumulating its slice's dQ, dK, dV in a fixed tile order.
+// tangent (forward mode). Along (Q̇, K̇, V̇), with Ṡ = (Q̇ Kᵀ + Q K̇ᵀ) · scale and softmax's rule
+// Ṗ_ij = P_ij (ṡ_ij − ḡ_i), ḡ_i = Σ_j P_ij ṡ_ij:
+//   Ȯ_i = Σ_j Ṗ_ij v_j + Σ_j P_ij v̇_j = Σ_j P_ij ṡ_ij v_j − ḡ_i O_i + Σ_j P_ij v̇_j.
+// Each sum is over a whole row of P, so it is carried through the same online softmax as A: with
+// P̃ = e^(S_IJ − m') as above, two more accumulators
+//   B' = e^(m − m') B + (P̃ ∘ Ṡ_IJ) V_J + P̃ V̇_J        (rows, dv)
+//   g' = e^(m − m') g + rowsum(P̃ ∘ Ṡ_IJ)                (rows)
+// take the same rescale, so after the last tile B = Σ_j e^(s_j − m) (ṡ_j v_j + v̇_j) and
+// g = Σ_j e^(s_j − m) ṡ_j, and since P_ij = e^(s_ij − m) / ℓ,
+//   Ȯ = B / ℓ − (g / ℓ) O.
+// Per tile pair that is the forward's two products and four more of the same sizes (Q̇ Kᵀ, Q K̇ᵀ,
+// (P̃ ∘ Ṡ) V, P̃ V̇); memory stays linear in T (a second (rows, cols) tile and the two accumulators).
+// A row with no visible key has ℓ = 0: Ȯ = 0; a NaN row gives NaN. A hidden key has P̃ = 0, so its
+// ṡ never counts.
+//
+// Threads: the forward (and its tangent) splits (slice, query tile) pairs, each writing its own
+// rows of O, L (and Ȯ); the backward splits slices, each thread accumulating its slice's dQ, dK, dV in a fixed tile order.
 // Nothing is summed across threads, so the bits are the same run after run and for any number of
 // threads.
 #include <cmath>
@@ -78,8 +93,10 @@ struct RowState {
 // One key tile into the state: S (rows, cols) becomes P̃ in place, ℓ and A are rescaled and grown.
 // The row max skips NaN (max_lanes); a NaN score then reaches ℓ through e^(NaN − m') = NaN, and ℓ
 // stays NaN. Only while a row has no finite visible score (m' = −inf) is a NaN looked for by hand.
+// `factors`, when given, receives each row's rescale e^(m − m') (1 for a row still without a visible key).
 template <typename T>
-void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, const T* V, int64_t ldv) {
+void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, const T* V, int64_t ldv,
+                 T* factors = nullptr) {
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     T* row = S + r * cols;
@@ -87,9 +104,11 @@ void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, 
     if (m_new == ninf) {  // nothing visible yet: this tile adds nothing, unless a score is NaN
       for (int64_t c = 0; c < cols; ++c) st.nan[r] |= row[c] != row[c];
       std::fill(row, row + cols, T(0));
+      if (factors) factors[r] = T(1);
       continue;
     }
     const T rescale = exp_fast(st.m[r] - m_new);  // 0 when m was −inf
+    if (factors) factors[r] = rescale;
     const T added = sum_lanes<T>(cols, [&](int64_t c) { return row[c] = exp_fast(row[c] - m_new); });  // one pass
     st.l[r] = st.l[r] * rescale + added;
     if (rescale != T(1))
@@ -151,6 +170,121 @@ TiledForward tiled_forward(const Problem& p) {
   f.L = empty(lshape, p.q.dtype());
   if (f.O.numel() == 0 && f.L.numel() == 0) return f;
   dispatch_float(p.q.dtype(), "attention", [&]<typename T>() { forward_slices<T>(p, f); });
+  return f;
+}
+
+namespace {
+
+// The tangents' slices; an undefined tangent (that input does not move) has no data.
+template <typename T>
+Slices<const T> tangent_slices(Tensor& x, const Shape& batch) {
+  return x.defined() ? slices_of<const T>(x, batch) : Slices<const T>{};
+}
+
+// One query tile's forward and tangent (the derivation at the top of this file).
+template <typename T>
+struct TangentTile {
+  const Problem& p;
+  const Slices<const T>&Q, &K, &V, &dQ, &dK, &dV;
+  const Slices<const void>& mask;
+  const Shape& ms;
+
+  void run(int64_t t, int64_t i0, int64_t rows, T* O, T* L, T* dO, std::vector<T>& S, std::vector<T>& Sd) const {
+    const int64_t dv = p.dv, dk = p.dk, mask_off = p.mask.defined() ? mask.offset(t) : 0;
+    const T scale = static_cast<T>(p.scale);
+    RowState<T> st(rows, dv);
+    std::vector<T> B(static_cast<size_t>(rows * dv), T(0)), g(static_cast<size_t>(rows), T(0)),
+        factors(static_cast<size_t>(rows));
+    const int64_t kend = key_end(p, i0 + rows);
+    for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
+      const int64_t cols = std::min(kTileK, kend - j0);
+      scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
+      // Ṡ = (Q̇ Kᵀ + Q K̇ᵀ) · scale, before S becomes P̃
+      T beta = T(0);
+      if (dQ.data) {
+        gemm<T>(false, true, rows, cols, dk, scale, dQ.data + dQ.offset(t) + i0 * dQ.ld, dQ.ld,
+                K.data + K.offset(t) + j0 * K.ld, K.ld, Sd.data(), cols, beta);
+        beta = T(1);
+      }
+      if (dK.data) {
+        gemm<T>(false, true, rows, cols, dk, scale, Q.data + Q.offset(t) + i0 * Q.ld, Q.ld,
+                dK.data + dK.offset(t) + j0 * dK.ld, dK.ld, Sd.data(), cols, beta);
+        beta = T(1);
+      }
+      absorb_tile<T>(st, S.data(), rows, cols, dv, V.data + V.offset(t) + j0 * V.ld, V.ld, factors.data());
+      for (int64_t r = 0; r < rows; ++r) {  // the same rescale; Ṡ becomes P̃ ∘ Ṡ, g grows by its row sum
+        if (factors[r] != T(1)) {
+          g[r] *= factors[r];
+          for (int64_t c = 0; c < dv; ++c) B[r * dv + c] *= factors[r];
+        }
+        if (beta == T(0)) continue;
+        const T* pr = S.data() + r * cols;
+        T* sd = Sd.data() + r * cols;
+        g[r] += sum_lanes<T>(cols, [&](int64_t c) { return sd[c] = pr[c] == T(0) ? T(0) : pr[c] * sd[c]; });
+      }
+      if (beta != T(0))  // B += (P̃ ∘ Ṡ) V_J
+        gemm<T>(false, false, rows, dv, cols, T(1), Sd.data(), cols, V.data + V.offset(t) + j0 * V.ld, V.ld, B.data(), dv, T(1));
+      if (dV.data)  // B += P̃ V̇_J
+        gemm<T>(false, false, rows, dv, cols, T(1), S.data(), cols, dV.data + dV.offset(t) + j0 * dV.ld, dV.ld, B.data(), dv, T(1));
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      T* o = O + r * dv;
+      T* od = dO + r * dv;
+      if (st.nan[r] || st.l[r] != st.l[r]) {
+        std::fill(o, o + dv, std::numeric_limits<T>::quiet_NaN());
+        std::fill(od, od + dv, std::numeric_limits<T>::quiet_NaN());
+        L[r] = std::numeric_limits<T>::quiet_NaN();
+      } else if (st.l[r] == T(0)) {  // no visible key
+        std::fill(o, o + dv, T(0));
+        std::fill(od, od + dv, T(0));
+        L[r] = -std::numeric_limits<T>::infinity();
+      } else {
+        const T inv = 1 / st.l[r], gbar = g[r] * inv;
+        for (int64_t c = 0; c < dv; ++c) {
+          o[c] = st.acc[r * dv + c] * inv;
+          od[c] = B[r * dv + c] * inv - gbar * o[c];  // Ȯ = B/ℓ − (g/ℓ) O
+        }
+        L[r] = st.m[r] + std::log(st.l[r]);
+      }
+    }
+  }
+};
+
+template <typename T>
+void tangent_slices_run(const Problem& p, Tensor dq, Tensor dk, Tensor dv, TiledTangent& f) {
+  Tensor qt = p.q, kt = p.k, vt = p.v;
+  const Slices<const T> Q = slices_of<const T>(qt, p.batch), K = slices_of<const T>(kt, p.batch),
+                        V = slices_of<const T>(vt, p.batch), dQ = tangent_slices<T>(dq, p.batch),
+                        dK = tangent_slices<T>(dk, p.batch), dV = tangent_slices<T>(dv, p.batch);
+  Shape ms;
+  const Slices<const void> mask = mask_slices(p, with_last2(p.batch, p.Tq, p.Tk), ms);
+  const TangentTile<T> tile{p, Q, K, V, dQ, dK, dV, mask, ms};
+  T* O = f.O.data_ptr<T>();
+  T* L = f.L.data_ptr<T>();
+  T* Od = f.Odot.data_ptr<T>();
+  const int64_t Tq = p.Tq, n_dv = p.dv, tiles = (Tq + kTileQ - 1) / kTileQ, nb = shape_numel(p.batch);
+  parallel_for(nb * tiles, kTileQ * std::max<int64_t>(p.Tk, 1) * (3 * p.dk + 3 * n_dv + 8), [&](int64_t begin, int64_t end) {
+    std::vector<T> S(static_cast<size_t>(kTileQ * kTileK)), Sd(S.size());
+    for (int64_t w = begin; w < end; ++w) {
+      const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
+      const int64_t at = t * Tq + i0;
+      tile.run(t, i0, rows, O + at * n_dv, L + at, Od + at * n_dv, S, Sd);
+    }
+  });
+}
+
+}  // namespace
+
+TiledTangent tiled_forward_tangent(const Problem& p, const Tensor& dq, const Tensor& dk, const Tensor& dv) {
+  blas_single_threaded();
+  TiledTangent f;
+  f.O = empty(with_last2(p.batch, p.Tq, p.dv), p.q.dtype());
+  f.Odot = empty(f.O.shape(), p.q.dtype());
+  Shape lshape = p.batch;
+  lshape.push_back(p.Tq);
+  f.L = empty(lshape, p.q.dtype());
+  if (f.O.numel() == 0 && f.L.numel() == 0) return f;
+  dispatch_float(p.q.dtype(), "attention", [&]<typename T>() { tangent_slices_run<T>(p, dq, dk, dv, f); });
   return f;
 }
 

@@ -5,6 +5,7 @@
 #include "ops/device.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
+#include "ops/tangent.h"
 
 namespace hg {
 
@@ -43,8 +44,9 @@ void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b) {
 
 // forward: out[i] = x[broadcast(i)]  (a view; stride 0 on broadcast dimensions)
 // backward: every out element that read x[j] sends its gradient back to x[j]: dx = sum_to(dout)
+// tangent: expand is linear, so ȯ = expand(ẋ)
 constexpr OpDef kExpand{.name = "expand", .saves_nothing = "sum_to the input's shape",
-                        .derivation = "ops/broadcast.cpp"};
+                        .derivation = "ops/broadcast.cpp", .tangent = "ȯ = expand(ẋ)"};
 Tensor expand(const Tensor& x, const Shape& to, Site where) {
   if (x.shape() == to) return x;
   check_shape("expand", to, x.dtype());
@@ -53,7 +55,7 @@ Tensor expand(const Tensor& x, const Shape& to, Site where) {
     Shape from = x.shape();
     record(kExpand, {x}, {out}, {}, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], from)};
-    }, where);
+    }, [&to](const std::vector<Tensor>& d) { return std::vector<Tensor>{expand(d[0], to)}; }, where);
   }
   return out;
 }

@@ -3,6 +3,11 @@
 // Notation: out = f(a, b) elementwise after broadcasting; g = dL/dout. Every rule below is the
 // scalar chain rule applied per element, then sum_to() folds the gradient of a broadcast operand
 // back to its own shape (an element that was read k times receives the sum of k gradients).
+//
+// Tangents (forward mode): ȧ, ḃ, ẋ are the inputs' tangents, ȯ the output's. The same scalar chain
+// rule, read forwards: ȯ = f'(x) ẋ, or ∂f/∂a ȧ + ∂f/∂b ḃ; a broadcast operand's tangent broadcasts
+// with it (tangent_sum). Each rule is written as `.tangent` in the op's definition and as the
+// lambda after its backward; ops/tangent.h says how a missing tangent is a missing term.
 #include "ops/elementwise.h"
 
 #include <cmath>
@@ -15,6 +20,7 @@
 #include "ops/cpu_map.h"
 #include "ops/device.h"
 #include "ops/registry.h"
+#include "ops/tangent.h"
 
 namespace hg {
 
@@ -47,7 +53,8 @@ Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor
 // ---------------------------------------------------------------- add, sub
 // out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
 
-constexpr OpDef kAdd{.name = "add", .saves_nothing = "dA = sum_to(g)", .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kAdd{.name = "add", .saves_nothing = "dA = sum_to(g)", .derivation = "ops/elementwise.cpp",
+                     .tangent = "ȯ = ȧ + ḃ"};
 Tensor add(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2(kAdd.c_str(), cuda::kAdd, a, b, [](auto x, auto y) { return x + y; },
                     &cpu::Kernels::vadd);
@@ -55,12 +62,12 @@ Tensor add(const Tensor& a, const Tensor& b, Site where) {
     Shape sa = a.shape(), sb = b.shape();
     record(kAdd, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], sa), sum_to(g[0], sb)};
-    }, where);
+    }, [so = out.shape()](const std::vector<Tensor>& d) { return std::vector<Tensor>{tangent_sum({d[0], d[1]}, so)}; }, where);
   }
   return out;
 }
 
-constexpr OpDef kSub{.name = "sub", .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kSub{.name = "sub", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ − ḃ"};
 Tensor sub(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2(kSub.c_str(), cuda::kSub, a, b, [](auto x, auto y) { return x - y; },
                     &cpu::Kernels::vsub);
@@ -68,6 +75,8 @@ Tensor sub(const Tensor& a, const Tensor& b, Site where) {
     Shape sa = a.shape(), sb = b.shape();
     record(kSub, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{sum_to(g[0], sa), neg(sum_to(g[0], sb))};
+    }, [so = out.shape()](const std::vector<Tensor>& d) {
+      return std::vector<Tensor>{tangent_sum({d[0], if_tangent(d[1], [](const Tensor& t) { return neg(t); })}, so)};
     }, where);
   }
   return out;
@@ -79,7 +88,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Site where) {
 
 constexpr OpDef kMul{.name = "mul",
                      .saves = {{"left operand a", "d/db (a b) = a"}, {"right operand b", "d/da (a b) = b"}},
-                     .derivation = "ops/elementwise.cpp"};
+                     .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ b + a ḃ"};
 Tensor mul(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2(kMul.c_str(), cuda::kMul, a, b, [](auto x, auto y) { return x * y; },
                     &cpu::Kernels::vmul);
@@ -90,6 +99,9 @@ Tensor mul(const Tensor& a, const Tensor& b, Site where) {
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{ga ? sum_to(mul(g[0], s[1]), sa) : Tensor(),
                                         gb ? sum_to(mul(g[0], s[0]), sb) : Tensor()};
+           }, [a, b, so = out.shape()](const std::vector<Tensor>& d) {
+             return std::vector<Tensor>{tangent_sum({if_tangent(d[0], [&](const Tensor& t) { return mul(t, b); }),
+                                                     if_tangent(d[1], [&](const Tensor& t) { return mul(a, t); })}, so)};
            }, where);
   }
   return out;
@@ -97,7 +109,7 @@ Tensor mul(const Tensor& a, const Tensor& b, Site where) {
 
 constexpr OpDef kDiv{.name = "div",
                      .saves = {{"numerator a", "d/db (a/b) = −a/b²"}, {"denominator b", "both derivatives divide by it"}},
-                     .derivation = "ops/elementwise.cpp"};
+                     .derivation = "ops/elementwise.cpp", .tangent = "ȯ = (ȧ − out ḃ) / b"};
 Tensor div(const Tensor& a, const Tensor& b, Site where) {
   Tensor out = map2(kDiv.c_str(), cuda::kDiv, a, b, [](auto x, auto y) { return x / y; },
                     &cpu::Kernels::vdiv);
@@ -108,6 +120,10 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{ga ? sum_to(div(g[0], s[1]), sa) : Tensor(),
                                         gb ? sum_to(neg(div(mul(g[0], s[0]), mul(s[1], s[1]))), sb) : Tensor()};
+           }, [b, out](const std::vector<Tensor>& d) {  // ȧ/b − a ḃ/b², with a/b = out
+             return std::vector<Tensor>{tangent_sum({if_tangent(d[0], [&](const Tensor& t) { return div(t, b); }),
+                                                     if_tangent(d[1], [&](const Tensor& t) { return neg(div(mul(out, t), b)); })},
+                                                    out.shape())};
            }, where);
   }
   return out;
@@ -116,102 +132,106 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
 // ---------------------------------------------------------------- with a scalar
 // out = a + s => da = g;  out = a * s => da = g * s;  out = s - a => da = -g;  out = s / a => da = -g * s / a^2
 
-constexpr OpDef kAddScalar{.name = "add_scalar", .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kAddScalar{.name = "add_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ"};
 Tensor add(const Tensor& a, double s, Site where) {
   Tensor out = map1(kAddScalar, cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
     record(kAddScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0]};
-    }, where);
+    }, [](const std::vector<Tensor>& d) { return d; }, where);
   return out;
 }
 
-constexpr OpDef kMulScalar{.name = "mul_scalar", .saves_nothing = "the scalar", .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kMulScalar{.name = "mul_scalar", .saves_nothing = "the scalar", .derivation = "ops/elementwise.cpp",
+                           .tangent = "ȯ = s ȧ"};
 Tensor mul(const Tensor& a, double s, Site where) {
   Tensor out = map1(kMulScalar, cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
     record(kMulScalar, {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{mul(g[0], s)};
-    }, where);
+    }, [s](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], s)}; }, where);
   return out;
 }
 
-constexpr OpDef kRsubScalar{.name = "rsub_scalar", .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kRsubScalar{.name = "rsub_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ȧ"};
 Tensor rsub(const Tensor& a, double s, Site where) {
   Tensor out = map1(kRsubScalar, cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
     record(kRsubScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
-    }, where);
+    }, [](const std::vector<Tensor>& d) { return std::vector<Tensor>{neg(d[0])}; }, where);
   return out;
 }
 
 constexpr OpDef kRdivScalar{.name = "rdiv_scalar", .saves = {{"denominator a", "d(s/a) = −s/a²"}},
-                            .derivation = "ops/elementwise.cpp"};
+                            .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −out ȧ / a"};
 Tensor rdiv(const Tensor& a, double s, Site where) {
   Tensor out = map1(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record(kRdivScalar, {a}, {out}, {save(a, "denominator a")},
            [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
              return std::vector<Tensor>{mul(div(g[0], mul(sv[0], sv[0])), -s)};
-           }, where);
+           }, [a, out](const std::vector<Tensor>& d) { return std::vector<Tensor>{neg(div(mul(out, d[0]), a))}; }, where);
   return out;
 }
 
 // ---------------------------------------------------------------- unary
 
-constexpr OpDef kNeg{.name = "neg", .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kNeg{.name = "neg", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ẋ"};
 Tensor neg(const Tensor& x, Site where) {
   Tensor out = map1(kNeg, cuda::kNeg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
     record(kNeg, {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
-    }, where);
+    }, [](const std::vector<Tensor>& d) { return std::vector<Tensor>{neg(d[0])}; }, where);
   return out;
 }
 
 constexpr OpDef kExp{.name = "exp", .saves = {{"exp output", "it is the derivative"}},
-                     .derivation = "ops/elementwise.cpp"};
+                     .derivation = "ops/elementwise.cpp", .tangent = "ȯ = out ẋ"};
 // out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
 Tensor exp(const Tensor& x, Site where) {
   Tensor out = map1(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
     record(kExp, {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], s[0])};
-    }, where);
+    }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], out)}; }, where);
   return out;
 }
 
-constexpr OpDef kLog{.name = "log", .saves = {{"log input", "d log x = 1/x"}}, .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kLog{.name = "log", .saves = {{"log input", "d log x = 1/x"}}, .derivation = "ops/elementwise.cpp",
+                     .tangent = "ȯ = ẋ / x"};
 // out = ln x  =>  dx = g / x
 Tensor log(const Tensor& x, Site where) {
   Tensor out = map1(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
     record(kLog, {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], s[0])};
-    }, where);
+    }, [x](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], x)}; }, where);
   return out;
 }
 
-constexpr OpDef kPow{.name = "pow", .saves = {{"pow base", "p x^(p−1)"}}, .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kPow{.name = "pow", .saves = {{"pow base", "p x^(p−1)"}}, .derivation = "ops/elementwise.cpp",
+                     .tangent = "ȯ = p x^(p−1) ẋ"};
 // out = x^p  =>  dx = g * p * x^(p-1)
 Tensor pow(const Tensor& x, double p, Site where) {
   Tensor out = map1(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
     record(kPow, {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
-    }, where);
+    }, [x, p](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(mul(d[0], pow(x, p - 1.0)), p)}; }, where);
   return out;
 }
 
-constexpr OpDef kSqrt{.name = "sqrt", .saves = {{"sqrt output", "1 / (2 out)"}}, .derivation = "ops/elementwise.cpp"};
+constexpr OpDef kSqrt{.name = "sqrt", .saves = {{"sqrt output", "1 / (2 out)"}}, .derivation = "ops/elementwise.cpp",
+                      .tangent = "ȯ = ẋ / (2 out)"};
 // out = sqrt(x)  =>  dx = g / (2 out)
 Tensor sqrt(const Tensor& x, Site where) {
   Tensor out = map1(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
     record(kSqrt, {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
-    }, where);
+    }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], mul(out, 2.0))}; }, where);
   return out;
 }
 
@@ -221,7 +241,8 @@ Tensor sqrt(const Tensor& x, Site where) {
 // each other.
 
 constexpr OpDef kRelu{.name = "relu", .saves = {{"relu input", "the step [x > 0]"}},
-                      .derivation = "ops/elementwise.cpp", .fused = "relu_backward: g · [x > 0] in one pass"};
+                      .derivation = "ops/elementwise.cpp", .fused = "relu_backward: g · [x > 0] in one pass",
+                      .tangent = "ȯ = [x > 0] ẋ"};
 namespace {
 constexpr auto relu_step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); };
 }  // namespace
@@ -234,12 +255,14 @@ Tensor relu(const Tensor& x, Site where) {
       return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(s[0]), s[0], relu_step))};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[0], relu_step)};
+    }, [x](const std::vector<Tensor>& d) {
+      return std::vector<Tensor>{mul(d[0], map2("relu_backward", cuda::kReluBackward, ones_like(x), x.detach(), relu_step))};
     }, where);
   return out;
 }
 
 constexpr OpDef kTanh{.name = "tanh", .saves = {{"tanh output", "1 − y²"}}, .derivation = "ops/elementwise.cpp",
-                      .fused = "tanh_backward: g (1 − y²) in one pass"};
+                      .fused = "tanh_backward: g (1 − y²) in one pass", .tangent = "ȯ = (1 − out²) ẋ"};
 // out = tanh x  =>  dx = g * (1 - out^2)
 Tensor tanh(const Tensor& x, Site where) {
   Tensor out = map1(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
@@ -248,7 +271,7 @@ Tensor tanh(const Tensor& x, Site where) {
       return std::vector<Tensor>{mul(g[0], rsub(mul(s[0], s[0]), 1.0))};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{map2("tanh_backward", cuda::kTanhBackward, g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
-    }, where);
+    }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], rsub(mul(out, out), 1.0))}; }, where);
   return out;
 }
 
@@ -265,7 +288,8 @@ Tensor gelu_backward_kernel(const Tensor& g, const Tensor& x) {
 }
 
 constexpr OpDef kGeluSlope{.name = "gelu_slope", .saves = {{"gelu input", "φ(x) (2 − x²)"}},
-                           .derivation = "ops/elementwise.cpp", .from_backward = true};
+                           .derivation = "ops/elementwise.cpp", .from_backward = true,
+                           .tangent = "ȯ = φ(x) (2 − x²) ẋ"};
 // gelu'(x) as a recorded op, for create_graph. Its derivative, by the product rule with phi' = -x phi:
 //   d/dx (Phi + x phi) = phi + phi - x^2 phi = phi(x) (2 - x^2)          saves x
 Tensor gelu_slope(const Tensor& x, Site where) {
@@ -275,6 +299,10 @@ Tensor gelu_slope(const Tensor& x, Site where) {
       Tensor x2 = mul(s[0], s[0]);
       Tensor phi = mul(exp(mul(x2, -0.5)), 1.0 / std::sqrt(2 * std::numbers::pi));
       return std::vector<Tensor>{mul(g[0], mul(phi, rsub(x2, 2.0)))};
+    }, [x](const std::vector<Tensor>& d) {
+      Tensor x2 = mul(x, x);
+      Tensor phi = mul(exp(mul(x2, -0.5)), 1.0 / std::sqrt(2 * std::numbers::pi));
+      return std::vector<Tensor>{mul(d[0], mul(phi, rsub(x2, 2.0)))};
     }, where);
   return slope;
 }
@@ -282,7 +310,7 @@ Tensor gelu_slope(const Tensor& x, Site where) {
 }  // namespace
 
 constexpr OpDef kGelu{.name = "gelu", .saves = {{"gelu input", "Φ(x) + x φ(x)"}}, .derivation = "ops/elementwise.cpp",
-                      .fused = "gelu_backward: g (Φ(x) + x φ(x)) in one pass"};
+                      .fused = "gelu_backward: g (Φ(x) + x φ(x)) in one pass", .tangent = "ȯ = (Φ(x) + x φ(x)) ẋ"};
 // out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
 Tensor gelu(const Tensor& x, Site where) {
   Tensor out = map1(kGelu, cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
@@ -291,7 +319,7 @@ Tensor gelu(const Tensor& x, Site where) {
       return std::vector<Tensor>{mul(g[0], gelu_slope(s[0], where))};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{gelu_backward_kernel(g[0], s[0])};
-    }, where);
+    }, [x, where](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], gelu_slope(x, where))}; }, where);
   return out;
 }
 
@@ -313,7 +341,8 @@ double sigmoid_value(double x) {
 }  // namespace
 
 constexpr OpDef kSoftplus{.name = "softplus", .saves = {{"softplus input", "σ(x) = e^x / (1 + e^x)"}},
-                          .derivation = "ops/elementwise.cpp", .fused = "softplus_backward: g σ(x) in one pass"};
+                          .derivation = "ops/elementwise.cpp", .fused = "softplus_backward: g σ(x) in one pass",
+                          .tangent = "ȯ = σ(x) ẋ"};
 Tensor softplus(const Tensor& x, Site where) {
   Tensor out = map1(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
   if (should_record({x}))
@@ -323,7 +352,7 @@ Tensor softplus(const Tensor& x, Site where) {
       return std::vector<Tensor>{map2("softplus_backward", cuda::kSoftplusBackward, g[0], s[0], [](auto gv, auto xv) {
         return gv * static_cast<decltype(gv)>(sigmoid_value(static_cast<double>(xv)));
       })};
-    }, where);
+    }, [x, where](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], exp(sub(x, softplus(x, where))))}; }, where);
   return out;
 }
 

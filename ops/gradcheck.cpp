@@ -6,6 +6,7 @@
 
 #include "engine/backend.h"
 #include "engine/error.h"
+#include "engine/forward.h"
 #include "engine/interrupt.h"
 #include "engine/random.h"
 #include "engine/tape.h"
@@ -69,10 +70,9 @@ double central_difference(const TensorFn& f, const std::vector<Tensor>& xs, cons
   return (up - down) / (2 * eps);
 }
 
-void check_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool noncontig,
-                  const GradcheckOptions& o, GradcheckReport& rep) {
-  // The inputs on the check's device: masks, indices and constants as plain copies, the float64
-  // inputs that require grad as fresh leaves there (laid out non-contiguously when asked).
+// The inputs on the check's device: masks, indices and constants as plain copies, the float64
+// inputs that require grad as fresh leaves there (laid out non-contiguously when asked).
+std::vector<Tensor> layout_inputs(const char* check, const std::vector<Tensor>& originals, bool noncontig, Device device) {
   std::vector<Tensor> xs;
   for (const Tensor& x : originals) {
     if (!x.defined()) {
@@ -80,22 +80,32 @@ void check_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool 
       continue;
     }
     if (!x.requires_grad()) {
-      xs.push_back(x.detach().to(o.device));
+      xs.push_back(x.detach().to(device));
       continue;
     }
     if (x.dtype() != DType::f64)
-      fail("gradcheck", "input {} is {}; finite differences need float64 inputs (use .to(DType::f64))",
+      fail(check, "input {} is {}; finite differences need float64 inputs (use .to(DType::f64))",
            x.describe(), dtype_name(x.dtype()));
-    Tensor on_device = x.detach().to(o.device);
+    Tensor on_device = x.detach().to(device);
     Tensor c = noncontig ? noncontiguous_copy(on_device) : on_device.clone();
     c.requires_grad_();
     xs.push_back(c);
   }
+  return xs;
+}
+
+void check_output(const char* check, const Tensor& out, Device device) {
+  if (!out.defined()) fail(check, "the function returned an undefined tensor");
+  if (out.device() != device)
+    fail(check, "the function's output {} is on {}, but the check runs on {}: f must compute on the device "
+         "of its inputs", out.describe(), device_name(out.device()), device_name(device));
+}
+
+void check_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool noncontig,
+                  const GradcheckOptions& o, GradcheckReport& rep) {
+  std::vector<Tensor> xs = layout_inputs("gradcheck", originals, noncontig, o.device);
   Tensor out = f(xs);
-  if (!out.defined()) fail("gradcheck", "the function returned an undefined tensor");
-  if (out.device() != o.device)
-    fail("gradcheck", "the function's output {} is on {}, but the check runs on {}: f must compute on the device "
-         "of its inputs", out.describe(), device_name(out.device()), device_name(o.device));
+  check_output("gradcheck", out, o.device);
   Generator gen(o.seed);
   Tensor weights = randn(out.shape(), gen, out.dtype()).to(o.device);
   for (double v : out.to_vector())
@@ -173,6 +183,109 @@ GradcheckReport gradgradcheck(const TensorFn& f, const std::vector<Tensor>& inpu
   std::vector<Tensor> hx = inputs;
   hx.push_back(randn(out0.shape(), gen, DType::f64).to(out0.device()).requires_grad_());  // R
   return gradcheck(h, hx, o);
+}
+
+std::string FwdcheckReport::message() const {
+  std::string s = GradcheckReport::message();
+  return s + fmt::format("; transpose identity rel err {:.3g}{}", transpose_rel_err,
+                         transpose_passed ? "" : " (FAILED: reverse mode disagrees)");
+}
+
+namespace {
+
+// One layout of fwdcheck: the tangent along random directions u against central differences
+// (f(x + εu) − f(x − εu)) / 2ε, element by element, and ⟨w, J u⟩ against ⟨Jᵀ w, u⟩.
+void fwd_layout(const TensorFn& f, const std::vector<Tensor>& originals, bool noncontig, const GradcheckOptions& o,
+                double transpose_rtol, FwdcheckReport& rep) {
+  std::vector<Tensor> xs = layout_inputs("fwdcheck", originals, noncontig, o.device);
+  Generator gen(o.seed + 7);
+  std::vector<Tensor> us(xs.size());  // a direction per input that moves (requires grad)
+  for (size_t k = 0; k < xs.size(); ++k)
+    if (xs[k].defined() && xs[k].requires_grad()) {
+      Tensor u = randn(xs[k].shape(), gen, DType::f64).to(o.device);
+      us[k] = noncontig ? noncontiguous_copy(u) : u;
+    }
+  JvpResult r;
+  {
+    NoGradGuard ng;  // forward mode alone: no node is recorded
+    r = jvp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{f(x)}; }, xs, us);
+  }
+  const Tensor& out = r.outputs[0];
+  check_output("fwdcheck", out, o.device);
+  auto moved = [&](double step) {  // the inputs at x + step·u, in the same layout
+    NoGradGuard ng;
+    std::vector<Tensor> m = xs;
+    for (size_t k = 0; k < xs.size(); ++k)
+      if (us[k].defined()) {
+        Tensor v = add(xs[k].detach(), mul(us[k], step));
+        m[k] = noncontig ? noncontiguous_copy(v) : v;
+      }
+    return f(m).to_vector();
+  };
+  const std::vector<double> up = moved(o.eps), down = moved(-o.eps), analytic = r.tangents[0].to_vector();
+  const char* layout = noncontig ? "non-contiguous" : "contiguous";
+  for (size_t i = 0; i < analytic.size(); ++i) {
+    const double num = (up[i] - down[i]) / (2 * o.eps), err = std::abs(analytic[i] - num);
+    ++rep.checked;
+    const double violation = std::isfinite(analytic[i]) ? err / (o.atol + o.rtol * std::abs(num)) : INFINITY;
+    rep.max_abs_err = std::max(rep.max_abs_err, err);
+    if (std::abs(num) > o.atol) rep.max_rel_err = std::max(rep.max_rel_err, err / std::abs(num));
+    if (violation > rep.worst_violation || rep.worst.empty()) {
+      rep.worst_violation = violation;
+      rep.worst = fmt::format("output {} ({}): tangent {:.10g}, numeric {:.10g}", index_str(out.shape(), static_cast<int64_t>(i)),
+                              layout, analytic[i], num);
+    }
+    if (violation > 1.0) rep.passed = false;
+  }
+  // The transpose identity: ⟨w, J u⟩ = ⟨Jᵀ w, u⟩, with Jᵀ w from one backward.
+  Tensor w = randn(out.shape(), gen, DType::f64).to(o.device);
+  double jvp_side = 0, vjp_side = 0, scale = 0;
+  {
+    NoGradGuard ng;
+    const std::vector<double> wv = w.to_vector();
+    for (size_t i = 0; i < wv.size(); ++i) {
+      jvp_side += wv[i] * analytic[i];
+      scale += std::abs(wv[i] * analytic[i]);
+    }
+  }
+  std::vector<Tensor> wrt;
+  std::vector<size_t> at;
+  for (size_t k = 0; k < xs.size(); ++k)
+    if (us[k].defined()) {
+      wrt.push_back(xs[k]);
+      at.push_back(k);
+    }
+  Tensor y = f(xs);
+  if (y.requires_grad() && !wrt.empty()) {
+    std::vector<Tensor> g = grad({sum(mul(y, w))}, wrt, {}, {.allow_unused = true});
+    NoGradGuard ng;
+    for (size_t j = 0; j < g.size(); ++j) {
+      if (!g[j].defined()) continue;
+      const std::vector<double> gv = g[j].to_vector(), uv = us[at[j]].to_vector();
+      for (size_t i = 0; i < gv.size(); ++i) {
+        vjp_side += gv[i] * uv[i];
+        scale += std::abs(gv[i] * uv[i]);
+      }
+    }
+  }
+  const double rel = std::abs(jvp_side - vjp_side) / std::max(scale, 1e-300);
+  rep.transpose_rel_err = std::max(rep.transpose_rel_err, std::isfinite(rel) ? rel : INFINITY);
+  if (!(rel <= transpose_rtol)) {
+    rep.transpose_passed = false;
+    rep.passed = false;
+  }
+}
+
+}  // namespace
+
+FwdcheckReport fwdcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& o,
+                        double transpose_rtol) {
+  if (o.device == Device::cuda) require_cuda("fwdcheck");
+  FwdcheckReport rep;
+  rep.device = o.device;
+  fwd_layout(f, inputs, false, o, transpose_rtol, rep);
+  if (o.noncontiguous) fwd_layout(f, inputs, true, o, transpose_rtol, rep);
+  return rep;
 }
 
 Tensor numeric_gradient(const TensorFn& f, const std::vector<Tensor>& inputs, size_t which, double eps) {

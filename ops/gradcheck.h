@@ -59,6 +59,22 @@ GradcheckReport gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, 
 // says "double backward of <op> is not implemented".
 GradcheckReport gradgradcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {});
 
+// The forward-mode check: f's tangent (jvp, engine/forward.h) along a fixed random direction u
+// for every input that requires grad, against the central difference (f(x + eps u) − f(x − eps u))
+// / 2eps, output element by output element with gradcheck's tolerances; and the transpose
+// identity ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ for a random w, whose right side is one reverse-mode backward —
+// the two modes held to each other, to `transpose_rtol` relative to the sum of the absolute terms
+// (both sides are the same sum in a different order, so only rounding separates them). Same
+// layouts (contiguous, then non-contiguous inputs and directions) and devices as gradcheck. An op
+// without a tangent rule throws the hg::Error that names it.
+struct FwdcheckReport : GradcheckReport {
+  double transpose_rel_err = 0.0;  // |⟨w, J u⟩ − ⟨Jᵀ w, u⟩| / Σ|terms|, the worse layout's
+  bool transpose_passed = true;
+  std::string message() const;
+};
+FwdcheckReport fwdcheck(const TensorFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {},
+                        double transpose_rtol = 1e-10);
+
 // Central-difference gradient of a scalar-valued f with respect to inputs[which] (float64),
 // for labs that show "finite differences" beside the formula and the tape. It runs where the
 // inputs are (f is evaluated on them as given) and returns the gradient on inputs[which]'s device.

@@ -19,6 +19,7 @@
 #include "ops/broadcast.h"
 #include "ops/device.h"
 #include "ops/registry.h"
+#include "ops/tangent.h"
 
 namespace hg {
 
@@ -50,9 +51,10 @@ bool broadcasts_to(const Shape& s, const Shape& to) {
 // forward:  out[i] = mask[i] ? value : x[i]     (mask broadcast to x's shape)
 // backward: dx[i] = mask[i] ? 0 : g[i]           — a filled element no longer depends on x.
 // Saves the mask (b8, x's broadcast); the backward is masked_fill(g, mask, 0) itself.
+// tangent: ȯ[i] = mask[i] ? 0 : ẋ[i], masked_fill(ẋ, mask, 0) — a filled value does not move.
 
 constexpr OpDef kMaskedFill{.name = "masked_fill", .saves = {{"mask", "masked entries pass no gradient"}},
-                            .derivation = "ops/indexing.cpp"};
+                            .derivation = "ops/indexing.cpp", .tangent = "ȯ = masked_fill(ẋ, mask, 0)"};
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where) {
   const char* op = kMaskedFill.c_str();
   require_defined(op, x, "input x");
@@ -83,7 +85,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
   if (should_record({x})) {
     record(kMaskedFill, {x, mask}, {out}, {save(mask, "mask")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{masked_fill(g[0], s[0], 0.0), Tensor()};
-    }, where);
+    }, [&mask](const std::vector<Tensor>& d) { return std::vector<Tensor>{masked_fill(d[0], mask, 0.0)}; }, where);
   }
   return out;
 }
@@ -93,9 +95,11 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
 // backward: da = sum_to(cond ? g : 0, a.shape),  db = sum_to(cond ? 0 : g, b.shape)
 // — each output element came from exactly one of a, b; sum_to folds broadcast reads back.
 // Saves cond; the backward is where() itself against a 0-d zero.
+// tangent: ȯ = where(cond, ȧ, ḃ) — each element moves with the operand it chose (0 for one that
+// carries no tangent).
 
 constexpr OpDef kWhere{.name = "where", .saves = {{"condition", "each gradient goes to the operand it chose"}},
-                       .derivation = "ops/indexing.cpp"};
+                       .derivation = "ops/indexing.cpp", .tangent = "ȯ = where(cond, ȧ, ḃ)"};
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   const char* op = kWhere.c_str();
   require_defined(op, cond, "condition");
@@ -135,6 +139,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
              Tensor zero = zeros({}, g[0].dtype(), g[0].device());
              return std::vector<Tensor>{Tensor(), ga ? sum_to(where(s[0], g[0], zero), shape_a) : Tensor(),
                                         gb ? sum_to(where(s[0], zero, g[0]), shape_b) : Tensor()};
+           }, [&](const std::vector<Tensor>& d) {
+             Tensor zero = zeros({}, a.dtype(), a.device());
+             return std::vector<Tensor>{tangent_sum({where(cond, d[1].defined() ? d[1] : zero, d[2].defined() ? d[2] : zero)},
+                                                    out.shape())};
            }, site);
   }
   return out;
@@ -145,22 +153,29 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
 // backward: dweight[v, :] = sum over p with indices[p] = v of g[p, :]
 // — a row read k times receives the sum of its k gradients (scatter-add, `+=`: rows fan out).
 // Saves the indices (i64), which say where each gradient row goes; the weight is not needed.
+// tangent: linear in the weight, ȯ[p, :] = Ẇ[indices[p], :] = embedding(Ẇ, indices).
 constexpr OpDef kEmbedding{.name = "embedding", .saves = {{"indices", "where each gradient row goes"}},
-                           .derivation = "ops/indexing.cpp"};
+                           .derivation = "ops/indexing.cpp", .tangent = "ȯ = embedding(Ẇ, indices)"};
 
 namespace {
 
 // Under create_graph, embedding's gradient dweight (already summed by the kernel) is recorded as
 // an op of g. It is linear in g: dweight[v] = Σ_{p: idx[p] = v} g[p], so its own backward reads
 // row idx[p] of the incoming gradient for each position p — embedding itself. Saves the indices.
+// Its tangent, linear in g again, is the same scatter-add of ġ.
 constexpr OpDef kEmbeddingBackward{.name = "embedding_backward",
                                    .saves = {{"indices", "its gradient is embedding itself"}},
-                                   .derivation = "ops/indexing.cpp", .from_backward = true};
+                                   .derivation = "ops/indexing.cpp", .from_backward = true,
+                                   .tangent = "the same scatter-add of ġ"};
+Tensor scatter_rows(const Tensor& g, const Tensor& indices, int64_t V);
+
 Tensor recorded_scatter(const Tensor& g, const Tensor& indices, const Tensor& dweight) {
   if (should_record({g}))
     record(kEmbeddingBackward, {g, indices}, {dweight}, {save(indices, "indices")},
            [](const std::vector<Tensor>& gg, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{embedding(gg[0], s[0]), Tensor()};
+           }, [&](const std::vector<Tensor>& d) {
+             return std::vector<Tensor>{recorded_scatter(d[0], indices, scatter_rows(d[0], indices, dweight.size(0)))};
            });
   return dweight;
 }
@@ -209,6 +224,12 @@ Tensor embedding_backward_cpu(const Tensor& g, const Tensor& indices, int64_t V)
   return dweight;
 }
 
+// dweight (V, d) from g (..., d): the scatter-add on g's device.
+Tensor scatter_rows(const Tensor& g, const Tensor& indices, int64_t V) {
+  return on_device("embedding backward", {g, indices}, [&] { return embedding_backward_cpu(g, indices, V); },
+                   HG_CUDA(cuda::embedding_backward(g, indices, V)));
+}
+
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
@@ -225,10 +246,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
   if (should_record({weight})) {
     const int64_t V = weight.size(0);
     record(kEmbedding, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      Tensor dweight = on_device("embedding backward", {g[0], s[0]}, [&] { return embedding_backward_cpu(g[0], s[0], V); },
-                                 HG_CUDA(cuda::embedding_backward(g[0], s[0], V)));
-      return std::vector<Tensor>{recorded_scatter(g[0], s[0], dweight), Tensor()};
-    }, where);
+      return std::vector<Tensor>{recorded_scatter(g[0], s[0], scatter_rows(g[0], s[0], V)), Tensor()};
+    }, [&indices](const std::vector<Tensor>& d) { return std::vector<Tensor>{embedding(d[0], indices)}; }, where);
   }
   return out;
 }
@@ -237,8 +256,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
 // forward:  out[..., o_k + i, ...] = xs[k][..., i, ...]   along `dim`, o_k = sum of earlier sizes
 // backward: dxs[k] = g[..., o_k : o_k + n_k, ...]         — each piece of g goes back to its input.
 // Saves nothing: the offsets and sizes are enough.
+// tangent: linear, ȯ = concat(ẋs) along the same dimension (zeros for an input without a tangent).
 
-constexpr OpDef kConcat{.name = "concat", .saves_nothing = "the offsets and sizes", .derivation = "ops/indexing.cpp"};
+constexpr OpDef kConcat{.name = "concat", .saves_nothing = "the offsets and sizes", .derivation = "ops/indexing.cpp",
+                        .tangent = "ȯ = concat(ẋs)"};
 Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
   const char* op = kConcat.c_str();
   if (xs.empty()) fail(op, "needs at least one tensor, got an empty list");
@@ -286,6 +307,10 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
       for (size_t k = 0; k < offsets.size(); ++k)
         dxs.push_back(needs[k] ? g[0].slice(dim, offsets[k], offsets[k] + sizes[k]) : Tensor());
       return dxs;
+    }, [&](const std::vector<Tensor>& d) {
+      std::vector<Tensor> parts;
+      for (size_t k = 0; k < xs.size(); ++k) parts.push_back(d[k].defined() ? d[k] : zeros_like(xs[k]));
+      return std::vector<Tensor>{concat(parts, dim)};
     }, where);
   }
   return out;
@@ -299,9 +324,11 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
 // each piece its own x-sized gradient, zeros but for its part, which the tape then adds up
 // (for the fused qkv of an attention block: three x-sized zero fills, copies and two sums).
 // Saves nothing: the offsets and sizes are enough.
+// tangent: the pieces of ẋ, split(ẋ) alike.
 
 constexpr OpDef kSplit{.name = "split", .saves_nothing = "the offsets and sizes", .derivation = "ops/indexing.cpp",
-                       .fused = "the pieces copied into one buffer (under create_graph: concat)"};
+                       .fused = "the pieces copied into one buffer (under create_graph: concat)",
+                       .tangent = "ȯ_k = the k-th piece of ẋ"};
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim, Site where) {
   const char* op = kSplit.c_str();
   require_defined(op, x, "input x");
@@ -335,7 +362,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
       Tensor dx = empty(shape, t, dev);  // (shape of x), every element written below
       for (size_t k = 0; k < sizes.size(); ++k) dx.slice(dim, offsets[k], offsets[k] + sizes[k]).copy_(g[k]);
       return std::vector<Tensor>{dx};
-    }, where);
+    }, [&](const std::vector<Tensor>& d) { return split(d[0], sizes, dim); }, where);
   }
   return pieces;
 }

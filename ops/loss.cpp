@@ -5,6 +5,8 @@
 //   lse_r = m_r + log sum_c exp(x_rc - m_r),  m_r = max_c x_rc   (no exp ever overflows)
 //   loss_r = -log softmax(x_r)[t_r] = lse_r - x_r,t_r
 //   L = (1/n) sum_{r in K} loss_r                 (L = 0 when n = 0, see ops/loss.h)
+// tangent. d loss_r = ⟨p_r, ẋ_r⟩ − ẋ_r,t_r, so L̇ = (1/n) Σ_{r in K} (⟨p_r, ẋ_r⟩ − ẋ_r,t_r) = ⟨D, ẋ⟩,
+// with D = (P ∘ keep − onehot(t)) / n the gradient at g = 1: the composed backward, read forwards.
 #include "ops/loss.h"
 
 #include <fmt/format.h>
@@ -22,6 +24,7 @@
 #include "ops/broadcast.h"
 #include "ops/device.h"
 #include "ops/elementwise.h"
+#include "ops/reduce.h"
 #include "ops/softmax.h"
 #include "ops/registry.h"
 
@@ -35,7 +38,8 @@ constexpr OpDef kCrossEntropy{.name = "cross_entropy",
                                         {"logsumexp", "per row (N,): P without a second reduction"},
                                         {"kept-row count", "the mean over kept rows divides by it"}},
                               .derivation = "ops/loss.cpp",
-                              .fused = "the row kernel cross_entropy_backward (CPU), or its CUDA kernel"};
+                              .fused = "the row kernel cross_entropy_backward (CPU), or its CUDA kernel",
+                              .tangent = "L̇ = ⟨(P ∘ keep − onehot(t)) / n, ẋ⟩"};
 
 namespace {
 
@@ -193,6 +197,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
              return std::vector<Tensor>{on_device("cross_entropy backward", {s[0], s[1], g[0]}, [&] {
                return cross_entropy_backward_cpu(s[0], s[1], s[2], ignore_index, g[0], s[3]);
              }, HG_CUDA(cuda::cross_entropy_backward(s[0], s[1], s[2], ignore_index, g[0], s[3]))), Tensor()};
+           }, [&](const std::vector<Tensor>& d) {
+             const Tensor one = ones({}, logits.dtype(), logits.device());
+             return std::vector<Tensor>{sum(mul(cross_entropy_backward_composed(logits, targets, ignore_index, one), d[0]))};
            }, where);
   }
   return loss.out;

@@ -23,6 +23,7 @@
 #include "ops/broadcast.h"
 #include "ops/device.h"
 #include "ops/registry.h"
+#include "ops/tangent.h"
 
 namespace hg {
 
@@ -206,10 +207,13 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
 // slices, so its gradient is the sum of theirs: sum_to(·, its shape). A 1-D operand was a
 // (1, k) row or (k, 1) column with that dimension dropped from C: put it back in G, then drop it
 // from the gradient again. Saves b when a needs a gradient and a when b does (nothing else).
+//
+// tangent. The product rule, C = A B  =>  Ċ = Ȧ B + A Ḃ: two more products of the forward's
+// shapes (broadcasting and 1-D operands as in the forward, since each term is a matmul itself).
 constexpr OpDef kMatmul{.name = "matmul",
                         .saves = {{"right operand b", "dA = G Bᵀ", "when a requires grad"},
                                   {"left operand a", "dB = Aᵀ G", "when b requires grad"}},
-                        .derivation = "ops/matmul.cpp"};
+                        .derivation = "ops/matmul.cpp", .tangent = "Ċ = Ȧ B + A Ḃ"};
 Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
   if (a.dim() == 0 || b.dim() == 0)
     fail("matmul", "{} @ {}: a 0-d operand has no matrix dimension; scale by a scalar with mul() instead",
@@ -266,6 +270,10 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
         }
       }
       return std::vector<Tensor>{da, db};
+    }, [&](const std::vector<Tensor>& d) {
+      return std::vector<Tensor>{tangent_sum({if_tangent(d[0], [&](const Tensor& t) { return matmul(t, b); }),
+                                              if_tangent(d[1], [&](const Tensor& t) { return matmul(a, t); })},
+                                             out.shape())};
     }, where);
   }
   return out;

@@ -169,13 +169,15 @@ void check_rope(const char* op, const Tensor& x, double base) {
 //   dx_2i+1 = −g_2i sin θ + g_2i+1 cos θ,
 // which is the forward kernel run on g with the angles negated: the backward calls this same
 // op with the opposite direction (so it would record itself, were grad mode on).
+//
+// tangent. Linear in x as well: ẏ = R_θ ẋ, the same rotation of the tangent.
 constexpr OpDef kRope{.name = "rope", .saves_nothing = "R_θ is recomputed (T · d_h/2 cos/sin pairs); the backward rotates by −θ",
-                      .derivation = "ops/positional.cpp"};
+                      .derivation = "ops/positional.cpp", .tangent = "ẏ = R_θ ẋ"};
 constexpr OpDef kRopeAt{.name = "rope_at", .saves_nothing = "as rope, from a given first position",
-                        .derivation = "ops/positional.cpp"};
+                        .derivation = "ops/positional.cpp", .tangent = "ẏ = R_θ ẋ"};
 constexpr OpDef kRopeBackward{.name = "rope backward",
                               .saves_nothing = "it is rope by −θ, whose gradient is rope by +θ",
-                              .derivation = "ops/positional.cpp", .from_backward = true};
+                              .derivation = "ops/positional.cpp", .from_backward = true, .tangent = "ẏ = R_−θ ẋ"};
 Tensor rotate(const OpDef& def, const Tensor& x, int64_t start, double base, int direction, Site where) {
   const char* op = def.c_str();
   check_rope(op, x, base);
@@ -189,7 +191,8 @@ Tensor rotate(const OpDef& def, const Tensor& x, int64_t start, double base, int
   if (should_record({x}))
     record(def, {x}, {out}, {}, [start, base, direction, where](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{rotate(direction > 0 ? kRopeBackward : kRope, g[0], start, base, -direction, where)};
-    }, where);
+    }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{rotate(def, d[0], start, base, direction, where)}; },
+    where);
   return out;
 }
 
@@ -289,7 +292,8 @@ QkvHeads qkv_heads_composed(const Tensor& qkv, int64_t heads, bool rot, double b
 constexpr OpDef kQkvHeads{.name = "qkv_heads",
                           .saves_nothing = "the head layout and RoPE's angles come from the shapes",
                           .derivation = "ops/positional.cpp",
-                          .fused = "one strided pass that moves the gradients back and rotates by −θ"};
+                          .fused = "one strided pass that moves the gradients back and rotates by −θ",
+                          .tangent = "q̇, k̇, v̇ = qkv_heads(q̇kv): the same split, layout and rotation"};
 QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site where) {
   const char* op = kQkvHeads.c_str();
   check_qkv_heads(op, qkv, heads, rot, base);
@@ -341,6 +345,9 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
           }
         });
       return std::vector<Tensor>{dqkv};
+    }, [&](const std::vector<Tensor>& dots) {
+      const QkvHeads t = qkv_heads(dots[0], heads, rot, base, where);
+      return std::vector<Tensor>{t.q, t.k, t.v};
     }, where);
   }
   return r;

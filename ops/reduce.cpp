@@ -16,6 +16,7 @@
 #include "ops/device.h"
 #include "ops/elementwise.h"
 #include "ops/registry.h"
+#include "ops/tangent.h"
 
 namespace hg {
 
@@ -78,7 +79,9 @@ Shape all_dims(const Tensor& x) {
 }  // namespace
 
 // forward: out[k] = sum_j x[k, j]      backward: dx[k, j] = g[k]  (g broadcast back over the reduced dims)
-constexpr OpDef kSum{.name = "sum", .saves_nothing = "the gradient expands back", .derivation = "ops/reduce.cpp"};
+// tangent: linear, so ȯ[k] = sum_j ẋ[k, j]
+constexpr OpDef kSum{.name = "sum", .saves_nothing = "the gradient expands back", .derivation = "ops/reduce.cpp",
+                     .tangent = "ȯ = sum(ẋ)"};
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   Plan p = plan("sum", x, dims, keepdim);
   Tensor out = on_device("sum", {x}, [&] {
@@ -101,7 +104,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
     Shape keep = p.keep_shape, from = x.shape();
     record(kSum, {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{expand(g[0].reshape(keep), from)};
-    }, where);
+    }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(d[0], dims, keepdim)}; }, where);
   }
   return out;
 }
@@ -119,9 +122,10 @@ Tensor mean(const Tensor& x, Site where) { return mean(x, all_dims(x), false, wh
 
 // forward: out[k] = max_j x[k, j], first index j* where it is reached
 // backward: dx[k, j] = g[k] if j == j* else 0. Saves a one-hot mask of j* (x's shape).
+// tangent: the maximum moves with the entry that attains it, ȯ[k] = ẋ[k, j*] = sum_j (ẋ ∘ onehot)[k, j]
 constexpr OpDef kMax{.name = "max",
                      .saves = {{"argmax one-hot mask", "the gradient goes to the first maximum (x's shape)"}},
-                     .derivation = "ops/reduce.cpp"};
+                     .derivation = "ops/reduce.cpp", .tangent = "ȯ = ẋ at the first maximum"};
 Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
   dim = wrap_dim("max", dim, x.dim());
   Plan p = plan("max", x, {dim}, keepdim);
@@ -155,7 +159,7 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
     record(kMax, {x}, {out}, {save(onehot, "argmax one-hot mask")},
            [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{mul(expand(g[0].reshape(keep), from), s[0])};
-           }, where);
+           }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], onehot), {dim}, keepdim)}; }, where);
   }
   return out;
 }

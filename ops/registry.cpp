@@ -11,7 +11,7 @@ const std::vector<const OpDef*>& op_registry() {
     std::vector<const OpDef*> all;
     for (std::span<const OpDef* const> file :
          {view_defs(), elementwise_ops(), broadcast_ops(), reduce_ops(), matmul_ops(), softmax_ops(), attention_ops(),
-          indexing_ops(), loss_ops(), positional_ops(), gradient_defs()})
+          indexing_ops(), loss_ops(), positional_ops(), gradient_defs(), forward_defs()})
       all.insert(all.end(), file.begin(), file.end());
     return all;
   }();
@@ -37,13 +37,14 @@ std::string saves_text(const OpDef& op) {
 
 std::string registry_markdown() {
   std::string md =
-      "| op | its backward saves | derivation | fused backward | devices | 2nd order |\n"
-      "|---|---|---|---|---|---|\n";
+      "| op | its backward saves | derivation | fused backward | devices | 2nd order | tangent (forward mode) |\n"
+      "|---|---|---|---|---|---|---|\n";
   for (const OpDef* op : op_registry()) {
     std::string name = fmt::format("`{}`", op->name);
     if (op->from_backward) name += " (recorded by a backward, under create_graph)";
-    md += fmt::format("| {} | {} | `{}` | {} | {} | {} |\n", name, saves_text(*op), op->derivation,
-                      op->fused.empty() ? "—" : op->fused, op->cuda ? "cpu, cuda" : "cpu", op->second_order ? "yes" : "no");
+    md += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} |\n", name, saves_text(*op), op->derivation,
+                      op->fused.empty() ? "—" : op->fused, op->cuda ? "cpu, cuda" : "cpu", op->second_order ? "yes" : "no",
+                      op->tangent.empty() ? "— (fails by name)" : op->tangent);
   }
   return md;
 }

@@ -21,6 +21,7 @@
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
+#include "ops/tangent.h"
 
 namespace hg {
 
@@ -161,8 +162,11 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
 //   dS_j = Σ_i g_i J_ij = p_j g_j - p_j Σ_i p_i g_i = p_j (g_j - ḡ),   ḡ = rowsum(P ∘ dP)
 // i.e. dS = P ∘ (dP − rowsum(P ∘ dP)), the row rule — softmax_backward(). A row with no visible
 // key has p = 0 and so dS = 0. Saves the output P (the rule needs only P, not s).
+//
+// tangent. ṗ_i = Σ_j J_ij ṡ_j = p_i (ṡ_i − Σ_j p_j ṡ_j): ṗ = p ∘ (ṡ − ⟨p, ṡ⟩). J is symmetric, so
+// this is the row rule again, with ṡ where the backward has dP: softmax_backward(P, ṡ).
 constexpr OpDef kSoftmax{.name = "softmax", .saves = {{"softmax output P", "dS = P ∘ (dP − rowsum(P ∘ dP))"}},
-                         .derivation = "ops/softmax.cpp"};
+                         .derivation = "ops/softmax.cpp", .tangent = "ṗ = p ∘ (ṡ − ⟨p, ṡ⟩)"};
 Tensor softmax(const Tensor& s, int64_t dim, Site where) {
   if (s.dim() == 0) return softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("softmax", dim, s.dim());
@@ -175,7 +179,8 @@ Tensor softmax(const Tensor& s, int64_t dim, Site where) {
   if (should_record({s}))
     record(kSoftmax, {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
       return std::vector<Tensor>{along_dim(&softmax_row_rule, sv[0], g[0], dim)};
-    }, where);
+    }, [dim, out](const std::vector<Tensor>& d) { return std::vector<Tensor>{along_dim(&softmax_row_rule, out, d[0], dim)}; },
+    where);
   return out;
 }
 
@@ -186,10 +191,14 @@ Tensor softmax(const Tensor& s, int64_t dim, Site where) {
 //   ∂dS_i/∂dP_j = P_i δ_ij − P_i P_j  (= J_ij)     =>  d(dP) = P ∘ (G − rowsum(P ∘ G)) = softmax_backward(P, G)
 //   ∂dS_i/∂P_j  = δ_ij (dP_i − D) − P_i dP_j       =>  d(P)_j = G_j (dP_j − D) − dP_j rowsum(P ∘ G)
 // Saves P and dP. D is a side output for traces and is not recorded.
+// tangent. The product rule on dS = P ∘ (dP − D), with Ḋ = rowsum(Ṗ ∘ dP + P ∘ dṖ):
+//   dṠ = P ∘ (dṖ − rowsum(P ∘ dṖ)) + Ṗ ∘ (dP − D) − P ∘ rowsum(Ṗ ∘ dP)
+// — the row rule applied to dṖ, plus the terms in Ṗ.
 constexpr OpDef kSoftmaxBackward{.name = "softmax_backward",
                                  .saves = {{"weights P", "d(dP) is the row rule in P"},
                                            {"incoming gradient dP", "d(P) reads dP − D"}},
-                                 .derivation = "ops/softmax.cpp"};
+                                 .derivation = "ops/softmax.cpp",
+                                 .tangent = "dṠ = rule(P, dṖ) + Ṗ ∘ (dP − D) − P ∘ rowsum(Ṗ ∘ dP)"};
 Tensor softmax_backward(const Tensor& P, const Tensor& dP, Site where) { return softmax_backward(P, dP, nullptr, where); }
 
 Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where) {
@@ -213,6 +222,13 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
                Pgrad = sub(mul(g[0], sub(s[1], Dv)), mul(s[1], Gbar));
              }
              return std::vector<Tensor>{Pgrad, dPgrad};
+           }, [&](const std::vector<Tensor>& d) {
+             Tensor in_dp = if_tangent(d[1], [&](const Tensor& t) { return softmax_backward(P, t); });
+             Tensor in_p = if_tangent(d[0], [&](const Tensor& t) {
+               Tensor Dv = sum(mul(P, dP), {-1}, true);
+               return sub(mul(t, sub(dP, Dv)), mul(P, sum(mul(t, dP), {-1}, true)));
+             });
+             return std::vector<Tensor>{tangent_sum({in_dp, in_p}, ds.shape())};
            }, where);
   }
   return ds;
@@ -228,7 +244,8 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
 // written with recorded ops, which differ only on such a row (they pass g): no finite loss reads it.
 constexpr OpDef kLogSoftmax{.name = "log_softmax",
                             .saves = {{"log_softmax output", "p = exp(y), dS = g − p rowsum(g)"}},
-                            .derivation = "ops/softmax.cpp", .fused = "the row kernel log_softmax_backward"};
+                            .derivation = "ops/softmax.cpp", .fused = "the row kernel log_softmax_backward",
+                            .tangent = "ẏ = ṡ − ⟨p, ṡ⟩, p = exp(y)"};
 Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
   if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0, where).squeeze(0);
   dim = wrap_dim("log_softmax", dim, s.dim());
@@ -246,6 +263,8 @@ Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
              return std::vector<Tensor>{sub(g[0], mul(p, sum(g[0], {dim}, true)))};
            }, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
              return std::vector<Tensor>{along_dim(&log_softmax_backward, sv[0], g[0], dim)};
+           }, [dim, out](const std::vector<Tensor>& d) {  // the rows of J = I − 1 pᵀ applied to ṡ
+             return std::vector<Tensor>{sub(d[0], sum(mul(exp(out), d[0]), {dim}, true))};
            }, where);
   return out;
 }
@@ -256,6 +275,7 @@ Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
 // backward. J is a polynomial in p: ∂J_ij/∂p_k = δ_ik δ_ij − δ_ik p_j − p_i δ_jk, so with G = dL/dJ
 //   dp_k = Σ_ij G_ij ∂J_ij/∂p_k = G_kk − Σ_j G_kj p_j − Σ_i G_ik p_i = G_kk − Σ_j (G_kj + G_jk) p_j.
 // Saves p.
+// tangent. J̇ = diag(ṗ) − ṗ pᵀ − p ṗᵀ (the product rule on each term).
 namespace {
 
 // The Jacobian's backward in recorded ops, for create_graph (the row kernels are its fast path):
@@ -273,7 +293,8 @@ Tensor jacobian_backward_composed(const Tensor& p, const Tensor& G) {
 
 constexpr OpDef kSoftmaxJacobian{.name = "softmax_jacobian",
                                  .saves = {{"softmax weights p", "J is a polynomial in p"}},
-                                 .derivation = "ops/softmax.cpp", .fused = "the row kernel jacobian_backward_rows"};
+                                 .derivation = "ops/softmax.cpp", .fused = "the row kernel jacobian_backward_rows",
+                                 .tangent = "J̇ = diag(ṗ) − ṗ pᵀ − p ṗᵀ"};
 Tensor softmax_jacobian(const Tensor& p, Site where) {
   if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
   Tensor J = on_device("softmax_jacobian", {p}, [&] {
@@ -298,6 +319,13 @@ Tensor softmax_jacobian(const Tensor& p, Site where) {
         });
         return dp;
       }, HG_CUDA(cuda::softmax_jacobian_backward_rows(s[0], g[0])))};
+    }, [p](const std::vector<Tensor>& d) {
+      const int64_t n = p.size(-1);
+      Tensor eye = zeros({n, n}, p.dtype());
+      for (int64_t i = 0; i < n; ++i) eye.set_flat(i * n + i, 1.0);
+      Tensor col = d[0].unsqueeze(-1), pcol = p.unsqueeze(-1);  // (..., n, 1)
+      Tensor outer = add(mul(col, p.unsqueeze(-2)), mul(pcol, d[0].unsqueeze(-2)));
+      return std::vector<Tensor>{sub(mul(col, eye.to(p.device())), outer)};
     }, where);
   return J;
 }

@@ -33,7 +33,9 @@ void usage() {
   std::puts("usage: gradcheck [--device cpu|cuda|all] [--json FILE] [--filter OP] [--registry]\n"
             "Checks every differentiable op's backward against float64 central differences\n"
             "(eps 1e-6, atol 1e-5, rtol 1e-3), with contiguous and non-contiguous inputs,\n"
-            "and prints one row per op and variant on each device checked; then a second-order\n"
+            "and prints one row per op and variant on each device checked; a 'fwd' row: its\n"
+            "tangent (forward mode) along random directions against central differences and,\n"
+            "by the transpose identity, against the backward (fwdcheck); then a second-order\n"
             "row: the backward itself differentiated (gradgradcheck), or 'first order only'\n"
             "where the op's backward is a fused kernel without a derivative of its own.\n"
             "  --device D   cpu (the default), cuda, or all (cpu and cuda: a row per device).\n"
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
     if (!note.empty()) fmt::print("    {}\n", note);
     json += fmt::format("{}  {{\"op\": \"{}\", \"variant\": \"{}\", \"order\": {}, \"dtype\": \"float64\", \"device\": \"{}\", "
                         "\"max_abs_err\": {}, \"max_rel_err\": {}, \"checked\": {}, \"passed\": {}, \"status\": \"{}\"{}}}",
-                        sep, json_escape(c.op), json_escape(c.variant), order[0] == '1' ? 1 : 2, dev,
+                        sep, json_escape(c.op), json_escape(c.variant), order[0] == 'f' ? "\"fwd\"" : (order[0] == '1' ? "1" : "2"), dev,
                         r ? fmt::format("{:.6e}", r->max_abs_err) : "null", r ? fmt::format("{:.6e}", r->max_rel_err) : "null",
                         r ? r->checked : 0, status == "pass" ? "true" : "false", status,
                         note.empty() ? "" : fmt::format(", \"reason\": \"{}\"", json_escape(note)));
@@ -164,6 +166,7 @@ int main(int argc, char** argv) {
         continue;
       }
       check(c, "1st", dev, [&] { return gradcheck(c.fn, c.inputs, {.device = d}); });
+      check(c, "fwd", dev, [&] { return GradcheckReport(fwdcheck(c.fn, c.inputs, {.device = d})); });
       if (!second) {  // the graph holds an op whose backward is a fused kernel without a derivative
         ++first_only;
         row(c, "2nd", dev, nullptr, "first order only", "");

@@ -42,6 +42,29 @@ TEST_CASE("gradcheck on cuda: every op with a CUDA kernel, float64, contiguous a
   }
 }
 
+TEST_CASE("fwdcheck on cuda: every op's tangent on the CUDA kernels, against central differences and reverse mode") {
+  std::set<std::string> ran;
+  for (const auto& c : cases::all_cases()) {
+    if (!c.runs_on(Device::cuda)) continue;  // said by the gradcheck case above
+    CAPTURE(c.op);
+    CAPTURE(c.variant);
+    FwdcheckReport r;
+    try {
+      r = fwdcheck(c.fn, c.inputs, {.device = Device::cuda});
+    } catch (const std::exception& e) {
+      FAIL_CHECK(c.op << ", " << c.variant << " threw on cuda: " << std::string(e.what()));
+      continue;
+    }
+    CHECK_MESSAGE(r.passed, r.message());
+    CHECK(r.device == Device::cuda);
+    ran.insert(c.op);
+  }
+  for (const char* op : {"attention", "softmax", "log_softmax", "cross_entropy", "embedding", "matmul"}) {
+    CAPTURE(op);
+    CHECK(ran.count(op) == 1);
+  }
+}
+
 TEST_CASE("gradcheck on cuda: noncontiguous_copy keeps a CUDA tensor's values and device, strided") {
   Generator gen(6);
   Tensor x = randn({3, 4}, gen, DType::f64);

@@ -109,6 +109,26 @@ TEST_CASE("float64 gradcheck of the whole model's loss w.r.t. every parameter, f
   }
 }
 
+TEST_CASE("forward mode through the whole model: the loss's tangent against central differences and reverse mode to 1e-10") {
+  for (const std::string pos : {"rope", "alibi", "learned", "sinusoidal", "none"}) {
+    CAPTURE(pos);
+    Generator gen(12);
+    TinyCharLM model(tiny(pos, pos == "rope"), gen);
+    std::vector<Tensor> inputs;
+    for (const Tensor& p : model.parameters()) inputs.push_back(randn(p.shape(), gen, DType::f64, 0.0, 0.7).requires_grad_());
+    RepeatedBatch data = repeated_batch(2, 6, 7, 2, 4, gen);
+    Tensor x = data.tokens.slice(1, 0, 5), y = data.tokens.slice(1, 1, 6);
+    auto split = [&](const std::vector<Tensor>& ps) { return split_losses(model.forward(x, ps), y, data.lengths).loss; };
+    auto ce = [&](const std::vector<Tensor>& ps) { return cross_entropy(model.forward(x, ps), y); };
+    for (const auto& f : {TensorFn(split), TensorFn(ce)}) {
+      FwdcheckReport r = fwdcheck(f, inputs, {}, 1e-10);
+      INFO(r.message());
+      CHECK(r.passed);
+      CHECK(r.transpose_rel_err <= 1e-10);
+    }
+  }
+}
+
 TEST_CASE("TinyCharLM is causal: changing a later token leaves every earlier logit unchanged") {
   for (const std::string pos : {"rope", "alibi", "learned", "sinusoidal", "none"}) {
     CAPTURE(pos);
