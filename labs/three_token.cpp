@@ -4,7 +4,7 @@
 // --html FILE writes a page to step through it in a browser (--break NAME: with a backward
 // deliberately wrong). --step walks the backward one tape entry at a time in the terminal.
 // --graph FILE.dot|.svg|.png draws its graph. --loss and --q/--k/--v make other cases.
-// --device cuda runs it all on the GPU.
+// --jvp q32 pushes it forwards along Q̇ = e₃₂ (forward mode). --device cuda runs it all on the GPU.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -14,10 +14,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "kit.h"
 #include "report.h"
 #include "three_token_case.h"
+#include "three_token_tangent.h"
 
 using namespace hg;
 using namespace hg::lab;
@@ -119,7 +121,8 @@ CLI::Validator graph_format() {
 // The case's numbers and the page's fault from the flags, checked before any work: false (and the
 // error printed) for a bad one.
 bool read_case(const std::string& q_text, const std::string& k_text, const std::string& v_text, const std::string& loss,
-               const std::string& fault_text, const std::string& html, ThreeTokenData& data, ThreeTokenFault& fault) {
+               const std::string& fault_text, const std::string& html, const std::string& jvp_text, ThreeTokenData& data,
+               ThreeTokenFault& fault, std::optional<ThreeTokenDirection>& dir) {
   try {
   int64_t rows = 0, cols = 0;
   if (!q_text.empty()) {
@@ -149,6 +152,7 @@ bool read_case(const std::string& q_text, const std::string& k_text, const std::
     fault = parse_fault(fault_text);
     if (html.empty()) fail("--break", "'{}' breaks the page's backward; give --html FILE too", fault_text);
   }
+  if (!jvp_text.empty()) dir = parse_direction(jvp_text, data);
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return false;
@@ -318,7 +322,7 @@ int main(int argc, char** argv) {
                "L = o₃,₂ by formula, tape and finite differences."};
   bool step = false, no_mask = false, no_scale = false;
   Device device = Device::cpu;
-  std::string json, graph, html, fault_text, loss, q_text, k_text, v_text;
+  std::string json, graph, html, fault_text, loss, q_text, k_text, v_text, jvp_text;
   app.add_flag("--step", step,
                "walk the backward one tape entry at a time (pauses when stdout is a terminal; q quits)");
   app.add_flag("--no-mask", no_mask, "step through / report the backward of the variant without the causal mask");
@@ -340,13 +344,16 @@ int main(int argc, char** argv) {
   app.add_option("--q", q_text, "Q as rows of numbers, e.g. \"1,0;0,1;1,1\" (the text's); also --k, --v");
   app.add_option("--k", k_text, "K as rows of numbers (default: the text's, equal to Q)");
   app.add_option("--v", v_text, "V as rows of numbers (default: the text's \"1,0;0,2;3,3\")");
+  app.add_option("--jvp", jvp_text, "forward mode: push the example along one entry, e.g. q32 (Q̇ = e₃₂), k11, v21, and "
+                 "print every tangent (Ṡ, Ṗ, Ȯ) with its finite-difference check and L̇ beside the backward's gradient");
   setup_app(app);
   CLI11_PARSE(app, argc, argv);
 
   // The case's numbers and the page's fault, checked before any work (a bad one: exit status 2).
   ThreeTokenData data;
   ThreeTokenFault fault = ThreeTokenFault::none;
-  if (!read_case(q_text, k_text, v_text, loss, fault_text, html, data, fault)) return 2;
+  std::optional<ThreeTokenDirection> dir;
+  if (!read_case(q_text, k_text, v_text, loss, fault_text, html, jvp_text, data, fault, dir)) return 2;
   const bool text_case = data.is_text();
 
   return run_lab("three_token", json, device, [&](Report& rep) {
@@ -367,6 +374,7 @@ int main(int argc, char** argv) {
     forward_report(rep, in, {kCausal, kOpen, kSharp}, device);
 
     backward_report(rep, variant, step, device);
+    if (dir) tangent_report(rep, variant, *dir, device);
 
     const std::string Ls = data.loss_name();
     if (!graph.empty()) {

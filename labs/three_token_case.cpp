@@ -68,28 +68,30 @@ std::vector<double> parse_matrix(const std::string& flag, const std::string& tex
   return values;
 }
 
+bool parse_entry(const std::string& rest, int64_t& i, int64_t& j) {
+  if (rest.size() < 2) return false;
+  const size_t comma = rest.find(',');
+  try {
+    if (comma != std::string::npos) {
+      size_t a = 0, b = 0;
+      i = std::stoll(rest.substr(0, comma), &a);
+      j = std::stoll(rest.substr(comma + 1), &b);
+      return a == comma && b == rest.size() - comma - 1;
+    }
+    i = rest[0] - '0';
+    j = rest[1] - '0';
+    return rest.size() == 2 && std::isdigit(static_cast<unsigned char>(rest[0])) &&
+           std::isdigit(static_cast<unsigned char>(rest[1]));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string index_subscripts(int64_t row, int64_t col) { return subscript(row + 1) + subscript(col + 1); }
+
 void parse_loss(const std::string& text, ThreeTokenData& data) {
   int64_t i = 0, j = 0;
-  bool ok = text.size() >= 3 && text[0] == 'o';
-  if (ok) {
-    const std::string rest = text.substr(1);
-    const size_t comma = rest.find(',');
-    try {
-      if (comma != std::string::npos) {
-        size_t a = 0, b = 0;
-        i = std::stoll(rest.substr(0, comma), &a);
-        j = std::stoll(rest.substr(comma + 1), &b);
-        ok = a == comma && b == rest.size() - comma - 1;
-      } else {
-        ok = rest.size() == 2 && std::isdigit(static_cast<unsigned char>(rest[0])) &&
-             std::isdigit(static_cast<unsigned char>(rest[1]));
-        i = rest[0] - '0';
-        j = rest[1] - '0';
-      }
-    } catch (const std::exception&) {
-      ok = false;
-    }
-  }
+  const bool ok = text.size() >= 3 && text[0] == 'o' && parse_entry(text.substr(1), i, j);
   if (!ok) fail("--loss", "'{}' is not an entry of O; write o<row><column> from 1, as the text writes o₃,₂: o32, o21, or o3,2", text);
   if (i < 1 || i > data.T || j < 1 || j > data.d_v)
     fail("--loss", "'{}' is outside O, which is ({}, {}); rows run 1 to {}, columns 1 to {}", text, data.T, data.d_v,

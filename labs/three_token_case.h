@@ -39,6 +39,10 @@ std::vector<double> parse_matrix(const std::string& flag, const std::string& tex
 // "o21" or "o2,1" (1-based, as the text writes o₃,₂) -> data.row, data.col; throws hg::Error naming
 // --loss and the shape of O when the entry is not one of O's.
 void parse_loss(const std::string& text, ThreeTokenData& data);
+// "32" or "3,2" -> i = 3, j = 2 (as written, 1-based); false for text that is not such a pair.
+bool parse_entry(const std::string& rest, int64_t& i, int64_t& j);
+// 0-based (2, 1) -> "₃₂", the text's subscripts.
+std::string index_subscripts(int64_t row, int64_t col);
 
 // A backward deliberately wrong, for the page's "break it" mode: the finite-difference column
 // turns red at the step named and at every step after it that depends on it.

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "cuda/ops.h"
@@ -27,6 +28,7 @@
 #include "ops/elementwise.h"
 #include "ops/indexing.h"
 #include "ops/matmul.h"
+#include "ops/reduce.h"
 #include "ops/softmax.h"
 #include "ops/registry.h"
 #include "ops/tangent.h"
@@ -405,6 +407,32 @@ AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v
   t.dK = sum_to(b.dK, k.shape());
   t.dV = sum_to(b.dV, v.shape());
   t.scale = p.scale;
+  return t;
+}
+
+AttentionTangentTrace attention_tangent_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dq,
+                                              const Tensor& dk, const Tensor& dv, const AttentionOptions& opts) {
+  const char* op = "attention_tangent_trace";
+  Problem p = prepare(op, q, k, v, opts);
+  for (const auto& [t, x, name] : {std::tuple{&dq, &q, "Q̇"}, std::tuple{&dk, &k, "K̇"}, std::tuple{&dv, &v, "V̇"}})
+    if (t->defined() && (t->shape() != x->shape() || t->dtype() != x->dtype() || t->device() != x->device()))
+      fail(op, "the tangent {} {} must match its input {} in shape, dtype and device", name, t->describe(), x->describe());
+  NoGradGuard ng;
+  const Forward f = attention_forward(p);
+  const Shape scores = with_last2(p.batch, p.Tq, p.Tk), o_shape = with_last2(p.batch, p.Tq, p.dv);
+  AttentionTangentTrace t;
+  t.S = f.S, t.P = f.P, t.O = f.O, t.scale = p.scale;
+  const double ninf = -std::numeric_limits<double>::infinity();
+  const Tensor hidden = entries_where(f.S, [&](double s) { return s == ninf; });
+  auto ex = [&](const Tensor& x, int64_t rows, int64_t cols) { return expand(x.detach(), with_last2(p.batch, rows, cols)); };
+  Tensor qk = tangent_sum({if_tangent(dq, [&](const Tensor& x) { return matmul(ex(x, p.Tq, p.dk), p.k.transpose(-2, -1)); }),
+                           if_tangent(dk, [&](const Tensor& x) { return matmul(p.q, ex(x, p.Tk, p.dk).transpose(-2, -1)); })},
+                          scores);
+  t.dotS = masked_fill(qk.defined() ? mul(qk, p.scale) : zeros(scores, q.dtype(), q.device()), hidden, 0.0);
+  t.dotD = sum(mul(t.P, t.dotS), {-1}, true);
+  t.dotP = mul(t.P, sub(t.dotS, t.dotD));
+  t.dotO = tangent_sum({matmul(t.dotP, p.v), if_tangent(dv, [&](const Tensor& x) { return matmul(t.P, ex(x, p.Tk, p.dv)); })},
+                       o_shape);
   return t;
 }
 

@@ -81,6 +81,20 @@ struct AttentionTrace {
 AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO,
                                const AttentionOptions& opts = {});
 
+// Every intermediate of the forward and its tangent (forward mode) along (Q̇, K̇, V̇), written out
+// as the formulas of ops/attention.cpp, for labs and tests. An undefined tangent: that input does
+// not move. A constant mask does not move either, so Ṡ is 0 where a key is hidden.
+struct AttentionTangentTrace {
+  Tensor S, P, O;  // as in AttentionTrace
+  Tensor dotS;     // (Q̇ Kᵀ + Q K̇ᵀ) · scale, 0 where hidden   (..., Tq, Tk)
+  Tensor dotD;     // rowsum(P ∘ Ṡ): the weights' average of Ṡ (..., Tq, 1)
+  Tensor dotP;     // P ∘ (Ṡ − rowsum(P ∘ Ṡ))                 (..., Tq, Tk)
+  Tensor dotO;     // Ṗ V + P V̇                               (..., Tq, dv)
+  double scale = 1.0;
+};
+AttentionTangentTrace attention_tangent_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dq,
+                                              const Tensor& dk, const Tensor& dv, const AttentionOptions& opts = {});
+
 // Boolean (T, T) lower-triangular mask: true where key j <= query i.
 Tensor causal_mask(int64_t T);
 

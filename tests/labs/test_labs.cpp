@@ -10,6 +10,7 @@
 #include "labs/saturation_case.h"
 #include "labs/shapes_case.h"
 #include "labs/three_token_case.h"
+#include "labs/three_token_tangent.h"
 #include "test_util.h"
 
 using namespace hg;
@@ -25,6 +26,28 @@ const ThreeTokenVariant kNoMask{.causal = false, .scaled = true};
 const ThreeTokenVariant kNoScale{.causal = true, .scaled = false};
 
 }  // namespace
+
+TEST_CASE("three tokens, forward mode: along Q̇ = e₃₂ the tangent of L is the text's dQ₃,₂, and every tangent is its finite difference") {
+  const ThreeTokenTangent t = three_token_tangent(kText, parse_direction("q32", kText.data));
+  check_text(t.dL, 0.352);  // the text's dQ row 3 is (0.001, 0.352): the same number, forwards
+  CHECK(std::abs(t.dL - t.dL_reverse) < 1e-12);
+  CHECK(test::max_abs_diff(t.trace.dotO, t.engine) < 1e-14);
+  CHECK(test::max_abs_diff(t.trace.dotO, t.numeric_O) < 1e-8);
+  CHECK(test::max_abs_diff(t.trace.dotP, t.numeric_P) < 1e-8);
+  // Q̇ = e₃₂ moves query 3 only: rows 1 and 2 of Ṡ, Ṗ and Ȯ stay 0
+  for (int64_t i : {0, 1}) {
+    CHECK(test::all_zero(t.trace.dotS.select(0, i)));
+    CHECK(test::all_zero(t.trace.dotO.select(0, i)));
+  }
+  // V̇ = e₃₁ moves only what reads v₃: Ṡ is 0, Ȯ = P V̇, whose row i is p_i3 e₁
+  const ThreeTokenTangent tv = three_token_tangent(kText, parse_direction("v31", kText.data));
+  CHECK(test::all_zero(tv.trace.dotS));
+  CHECK(tv.trace.dotO.at({2, 0}) == doctest::Approx(three_token_trace(kText).P.at({2, 2})).epsilon(1e-14));
+  CHECK(std::abs(tv.dL - tv.dL_reverse) < 1e-12);
+  CHECK(parse_direction("k1,2", kText.data).name() == "K̇ = e₁₂");
+  CHECK_THROWS_WITH_AS(parse_direction("q42", kText.data), doctest::Contains("outside Q, which is (3, 2)"), Error);
+  CHECK_THROWS_WITH_AS(parse_direction("x11", kText.data), doctest::Contains("not an entry of Q, K or V"), Error);
+}
 
 TEST_CASE("three tokens, causal and scaled: the text's weights and outputs") {
   AttentionTrace t = three_token_trace(kText);

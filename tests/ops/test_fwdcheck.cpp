@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cases/gradcheck_cases.h"
+#include "engine/strided.h"
 #include "test_util.h"
 
 using namespace hg;
@@ -189,4 +190,55 @@ TEST_CASE("fwdcheck: forward over reverse on every second-order case — jvp of 
     ++checked;
   }
   CHECK(checked > 30);
+}
+
+TEST_CASE("fwdcheck: the tiled tangent over many tiles — the composed tangent's numbers, the forward's O bit for bit, the same bits on one thread") {
+  // T = 300: three query tiles and two key tiles (ops/attention_tiled.cpp), so the running max
+  // rescales the tangent's accumulators between tiles, and the causal rule skips key tiles.
+  Generator gen(14);
+  const Shape s{1, 2, 300, 8};
+  std::vector<Tensor> qkv{randn(s, gen, DType::f64, 0.0, 2.0), randn(s, gen, DType::f64, 0.0, 2.0), randn(s, gen, DType::f64)};
+  std::vector<Tensor> dots{randn(s, gen, DType::f64), randn(s, gen, DType::f64), randn(s, gen, DType::f64)};
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    const AttentionOptions o{.causal = causal};
+    const Tensor composed = attention_tangent(qkv, dots, o, AttentionPath::materialized);
+    const Tensor tiled = attention_tangent(qkv, dots, o, AttentionPath::tiled);
+    CHECK(test::max_abs_diff(composed, tiled) < 1e-11);
+    // only some of the inputs moving
+    const std::vector<Tensor> only_v{Tensor(), Tensor(), dots[2]}, only_k{Tensor(), dots[1], Tensor()};
+    CHECK(test::max_abs_diff(attention_tangent(qkv, only_v, o, AttentionPath::materialized),
+                             attention_tangent(qkv, only_v, o, AttentionPath::tiled)) < 1e-11);
+    CHECK(test::max_abs_diff(attention_tangent(qkv, only_k, o, AttentionPath::materialized),
+                             attention_tangent(qkv, only_k, o, AttentionPath::tiled)) < 1e-11);
+    // the primal from the tangent's pass is the tiled forward's, bit for bit
+    AttentionOptions ot = o;
+    ot.path = AttentionPath::tiled;
+    JvpResult r = jvp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], ot)}; }, qkv, dots);
+    CHECK(r.outputs[0].to_vector() == attention(qkv[0], qkv[1], qkv[2], ot).to_vector());
+    Tensor serial;  // inside a parallel_for the kernels run on one thread
+    parallel_for(2, int64_t{1} << 40, [&](int64_t begin, int64_t) {
+      if (begin == 0) serial = attention_tangent(qkv, dots, o, AttentionPath::tiled);
+    });
+    CHECK(serial.to_vector() == tiled.to_vector());
+  }
+}
+
+TEST_CASE("fwdcheck: attention_tangent_trace's Ȯ is the engine's tangent, and its Ṗ the central difference of P") {
+  Generator gen(15);
+  const int64_t T = 4, d = 3;
+  std::vector<Tensor> qkv{randn({T, d}, gen, DType::f64), randn({T, d}, gen, DType::f64), randn({T, d}, gen, DType::f64)};
+  std::vector<Tensor> dots{randn({T, d}, gen, DType::f64), randn({T, d}, gen, DType::f64), randn({T, d}, gen, DType::f64)};
+  const AttentionOptions o{.causal = true};
+  const AttentionTangentTrace t = attention_tangent_trace(qkv[0], qkv[1], qkv[2], dots[0], dots[1], dots[2], o);
+  CHECK(test::max_abs_diff(t.dotO, attention_tangent(qkv, dots, o, AttentionPath::materialized)) < 1e-14);
+  auto P_at = [&](double step) {
+    std::vector<Tensor> x;
+    for (size_t i = 0; i < 3; ++i) x.push_back(add(qkv[i], mul(dots[i], step)));
+    return attention_trace(x[0], x[1], x[2], zeros({T, d}, DType::f64), o).P;
+  };
+  CHECK(test::max_abs_diff(t.dotP, mul(sub(P_at(1e-6), P_at(-1e-6)), 1.0 / 2e-6)) < 1e-8);
+  CHECK(t.dotS.at({0, 3}) == 0.0);  // hidden by the causal rule: the score does not move
+  CHECK_THROWS_WITH_AS(attention_tangent_trace(qkv[0], qkv[1], qkv[2], ones({2, 2}, DType::f64), Tensor(), Tensor(), o),
+                       doctest::Contains("must match its input"), Error);
 }
