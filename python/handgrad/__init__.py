@@ -258,8 +258,10 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
     return input.max(dim, keepdim)
 
 
+from . import func  # noqa: E402  (hg.func.jvp, as torch.func.jvp)
+
 __all__ = [
-    "Error", "Generator", "Tensor", "autograd", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled",
+    "Error", "Generator", "Tensor", "autograd", "func", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "from_dlpack", "to_dot", "draw", "zeros", "ones", "full",
     "zeros_like",
     "ones_like", "arange", "randn", "manual_seed", "float32", "float64", "int64", "bool", "dtype",

@@ -48,6 +48,13 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     return _check(_C._gradcheck, fn, inputs, eps, atol, rtol, raise_exception, noncontiguous)
 
 
+def fwdcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, noncontiguous=True):
+    """The forward-mode check (hg::fwdcheck): fn's tangent along a random direction against float64
+    central differences, and the transpose identity <w, J u> = <Jᵀ w, u> against the backward;
+    gradcheck's conventions."""
+    return _check(_C._fwdcheck, fn, inputs, eps, atol, rtol, raise_exception, noncontiguous)
+
+
 def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, noncontiguous=True):
     """The second-order check (hg::gradgradcheck), with gradcheck's conventions."""
     return _check(_C._gradgradcheck, fn, inputs, eps, atol, rtol, raise_exception, noncontiguous)
@@ -143,4 +150,6 @@ def is_anomaly_enabled():
     return _C.is_anomaly_enabled()
 
 
-__all__ = ["grad", "gradcheck", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled"]
+from . import forward_ad  # noqa: E402  (hg.autograd.forward_ad, as torch.autograd.forward_ad)
+
+__all__ = ["grad", "gradcheck", "fwdcheck", "forward_ad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled"]

@@ -25,6 +25,11 @@ struct GradMode {
   std::optional<hg::GradModeGuard> guard;
 };
 
+// hg.autograd.forward_ad.dual_level(): the library's DualLevel, held from __enter__ to __exit__.
+struct DualLevelGuard {
+  std::optional<hg::DualLevel> level;
+};
+
 // hg.autograd.detect_anomaly(): the library's anomaly guard, held from __enter__ to __exit__.
 struct AnomalyGuard {
   explicit AnomalyGuard(bool enabled) : on(enabled) {}
@@ -265,6 +270,30 @@ void bind_autograd(nb::module_& m) {
                              bool noncontiguous) {
     return hg::gradgradcheck(tensor_fn(fn), inputs, check_options(eps, atol, rtol, noncontiguous));
   });
+
+  nb::class_<hg::FwdcheckReport, hg::GradcheckReport>(m, "FwdcheckReport")
+      .def_ro("transpose_rel_err", &hg::FwdcheckReport::transpose_rel_err)
+      .def_ro("transpose_passed", &hg::FwdcheckReport::transpose_passed)
+      .def("message", &hg::FwdcheckReport::message)
+      .def("__repr__", &hg::FwdcheckReport::message);
+  m.def("_fwdcheck", [](nb::callable fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol,
+                        bool noncontiguous) {
+    return hg::fwdcheck(tensor_fn(fn), inputs, check_options(eps, atol, rtol, noncontiguous));
+  });
+  // Forward mode (engine/forward.h).
+  nb::class_<DualLevelGuard>(m, "_DualLevel")
+      .def(nb::init<>())
+      .def("__enter__", [](DualLevelGuard& g) {
+        g.level.emplace();
+        return g.level->id();
+      })
+      .def("__exit__", [](DualLevelGuard& g, nb::args) { g.level.reset(); });
+  m.def("_make_dual", [](const Tensor& primal, const Tensor& tangent) { return hg::make_dual(primal, tangent); },
+        nb::arg("tensor"), nb::arg("tangent"));
+  m.def("_unpack_dual", [](const Tensor& t) {
+    const hg::Dual d = hg::unpack_dual(t);
+    return nb::make_tuple(d.primal, d.tangent.defined() ? nb::cast(d.tangent) : nb::none());
+  }, nb::arg("tensor"));
 
   nb::class_<GradMode>(m, "_GradMode")
       .def(nb::init<bool>())
