@@ -147,6 +147,28 @@ Tensor attention_tiled_forward(const Tensor& q, const Tensor& k, const Tensor& v
   return O;
 }
 
+Tensor attention_tiled_tangent(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                               bool causal, const Tensor& dq, const Tensor& dk, const Tensor& dv, Tensor* L,
+                               Tensor* Odot) {
+  Shape batch;
+  const TiledAttention a = tiled_problem(q, k, v, mask, scale, causal, &batch);
+  if (dq.defined()) require_shape(dq, "query tangent", q, batch_and(batch, {a.Tq, a.dk}));
+  if (dk.defined()) require_shape(dk, "key tangent", q, batch_and(batch, {a.Tk, a.dk}));
+  if (dv.defined()) require_shape(dv, "value tangent", q, batch_and(batch, {a.Tk, a.dv}));
+  Tensor O = empty(batch_and(batch, {a.Tq, a.dv}), q.dtype(), Device::cuda);   // (batch..., Tq, dv)
+  Tensor Od = empty(batch_and(batch, {a.Tq, a.dv}), q.dtype(), Device::cuda);  // (batch..., Tq, dv)
+  Tensor lse = empty(batch_and(batch, {a.Tq}), q.dtype(), Device::cuda);       // (batch..., Tq)
+  const Tensor qc = dense(q), kc = dense(k), vc = dense(v);
+  const Tensor dqc = dq.defined() ? dense(dq) : Tensor(), dkc = dk.defined() ? dense(dk) : Tensor(),
+               dvc = dv.defined() ? dense(dv) : Tensor();
+  HG_CUDA_CHECK(launch_attention_tiled_tangent(elem(q.dtype()), a, qc.raw_data(), kc.raw_data(), vc.raw_data(),
+                                               data_or_null(dqc), data_or_null(dkc), data_or_null(dvc), O.raw_data(),
+                                               Od.raw_data(), lse.raw_data(), stream()));
+  if (L) *L = lse;
+  if (Odot) *Odot = Od;
+  return O;
+}
+
 void attention_tiled_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                               bool causal, const Tensor& O, const Tensor& L, const Tensor& dO, Tensor* dQ, Tensor* dK,
                               Tensor* dV, Tensor* dS_out) {

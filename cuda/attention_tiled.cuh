@@ -155,6 +155,35 @@ __device__ void store_rows(T* dst, const T (&acc)[N], int rows, int64_t d, T fac
   }
 }
 
+// P̃'s entry e^(s − m) under the running max m. While m = −inf (nothing visible yet) a NaN score
+// stays NaN — it then carries into ℓ and A, as a NaN among visible scores must — and any other is 0.
+template <typename T>
+__device__ T weight(T s, T m) {
+  if (m == neg_infinity<T>()) return s != s ? s : T(0);
+  return dexp(s - m);
+}
+
+// m' = max(m, rowmax S_IJ) for each of the tile's R rows of scores S (rows C + 1 apart), ignoring
+// NaN (MaxOp), and the rescale e^(m − m') beside it (1 where m does not change: e^(−inf − (−inf))
+// would be NaN). Threads 0 .. R − 1 each take a row.
+template <typename T, int R, int C>
+__device__ void update_row_max(const T* S, T* m, T* rescale) {
+  if (tid() >= R) return;
+  const int r = tid();
+  T m_tile = neg_infinity<T>();
+  for (int c = 0; c < C; ++c) m_tile = MaxOp<T>{}(m_tile, S[r * (C + 1) + c]);
+  const T m_old = m[r], m_new = MaxOp<T>{}(m_old, m_tile);
+  rescale[r] = m_new == m_old ? T(1) : dexp(m_old - m_new);
+  m[r] = m_new;
+}
+
+// L (rows) = m + log ℓ from the rows' running max and sum: −inf on a row with no visible key, NaN
+// on a row whose ℓ is NaN.
+template <typename T>
+__device__ void write_lse(const T* l, const T* m, int rows, T* L) {
+  if (tid() < rows) L[tid()] = l[tid()] != l[tid()] ? l[tid()] : m[tid()] == neg_infinity<T>() ? m[tid()] : m[tid()] + dlog(l[tid()]);
+}
+
 // Whether the launch parameters describe a problem the kernels take.
 inline bool valid(const TiledAttention& a) {
   const auto head = [](int64_t d) { return d >= 0 && d <= kAttentionMaxHead; };

@@ -7,14 +7,6 @@ namespace {
 
 // ---------------------------------------------------------------- forward
 
-// P̃'s entry e^(s − m) under the running max m. While m = −inf (nothing visible yet) a NaN score
-// stays NaN — it then carries into ℓ and A, as a NaN among visible scores must — and any other is 0.
-template <typename T>
-__device__ T weight(T s, T m) {
-  if (m == neg_infinity<T>()) return s != s ? s : T(0);
-  return dexp(s - m);
-}
-
 // One key tile (keys j0 .. j0 + cols − 1 at k and v) into the online softmax of the block's rows.
 template <typename T>
 __device__ void absorb_tile(const TiledAttention& a, ForwardShared<T>& sh, T (&acc)[ForwardShared<T>::kAcc],
@@ -30,14 +22,7 @@ __device__ void absorb_tile(const TiledAttention& a, ForwardShared<T>& sh, T (&a
     sh.p[r * P + c] = s;
   }
   __syncthreads();
-  if (tid() < R) {  // m' = max(m, rowmax S_IJ), ignoring NaN (MaxOp)
-    const int r = tid();
-    T m_tile = neg_infinity<T>();
-    for (int c = 0; c < C; ++c) m_tile = MaxOp<T>{}(m_tile, sh.p[r * P + c]);
-    const T m = sh.m[r], m_new = MaxOp<T>{}(m, m_tile);
-    sh.rescale[r] = m_new == m ? T(1) : dexp(m - m_new);  // e^(−inf − (−inf)) would be NaN
-    sh.m[r] = m_new;
-  }
+  update_row_max<T, R, C>(sh.p, sh.m, sh.rescale);  // m' = max(m, rowmax S_IJ), and e^(m − m')
   load_rows<T, C>(sh.kv, v, cols, a.dv);  // the keys' last reads were before the barrier above
   __syncthreads();
   for (int e = tid(); e < R * C; e += kTileThreads) {  // P̃ = e^(S_IJ − m')
@@ -64,10 +49,7 @@ __device__ void write_rows(const ForwardShared<T>& sh, const T (&acc)[ForwardSha
     const T l = sh.l[e / dv];
     O[e] = l != l ? l : sh.m[e / dv] == neg_infinity<T>() ? T(0) : acc[n] / l;
   }
-  if (tid() < rows) {
-    const T l = sh.l[tid()], m = sh.m[tid()];
-    L[tid()] = l != l ? l : m == neg_infinity<T>() ? m : m + dlog(l);
-  }
+  write_lse(sh.l, sh.m, rows, L);
 }
 
 template <typename T>

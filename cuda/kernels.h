@@ -98,6 +98,11 @@ struct TiledAttention {
 // whose O row is 0; NaN on a row with a NaN among its visible scores, whose O row is NaN).
 cudaError_t launch_attention_tiled_forward(Elem t, const TiledAttention& a, const void* q, const void* k,
                                            const void* v, void* O, void* L, cudaStream_t s);
+// The forward with its tangent (forward mode) along dq, dk, dv (the operands' shapes; null where
+// that input does not move): O, L as the forward's, and Ȯ (slices, Tq, dv).
+cudaError_t launch_attention_tiled_tangent(Elem t, const TiledAttention& a, const void* q, const void* k,
+                                           const void* v, const void* dq, const void* dk, const void* dv, void* O,
+                                           void* Od, void* L, cudaStream_t s);
 // From the forward's O, L and dO: D = rowsum(dO ∘ O) into D (scratch, (slices, Tq)), then dQ, dK,
 // dV and dS, each written in full when it is not null.
 cudaError_t launch_attention_tiled_backward(Elem t, const TiledAttention& a, const void* q, const void* k,

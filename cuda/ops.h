@@ -120,6 +120,12 @@ Tensor attention_finite_part(const Tensor& x);
 // NaN among its visible scores (whose O row is NaN).
 Tensor attention_tiled_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                                bool causal, Tensor* L);
+// The forward and its tangent (forward mode) in one pass over the tiles: O and *L as above, and
+// *Odot (batch..., Tq, dv), the tangent along dq, dk, dv (each the shape of its operand, or
+// undefined where that input does not move).
+Tensor attention_tiled_tangent(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                               bool causal, const Tensor& dq, const Tensor& dk, const Tensor& dv, Tensor* L,
+                               Tensor* Odot);
 // From the forward's O and L and dO (batch..., Tq, dv): D = rowsum(dO ∘ O), each tile's
 // P = e^(S − L) recomputed (0 where hidden or L = −inf), dS = P ∘ (dP − D). Writes those of dQ
 // (batch..., Tq, dk), dK (batch..., Tk, dk), dV (batch..., Tk, dv) and dS_out (batch..., Tq, Tk),

@@ -242,6 +242,18 @@ TiledForward run_tiled_forward(const Problem& p) {
   }()));
 }
 
+// The forward with its tangent in tiles, on the tensors' device: ops/attention_tiled.cpp or
+// cuda/attention_tiled_tangent.cu. dq, dk, dv expanded as p.q, p.k, p.v (undefined: not moving).
+TiledTangent run_tiled_tangent(const Problem& p, const Tensor& dq, const Tensor& dk, const Tensor& dv) {
+  return on_device("attention", {p.q, p.k, p.v, p.mask}, [&] { return tiled_forward_tangent(p, dq, dk, dv); },
+                   HG_CUDA([&] {
+                     TiledTangent t;
+                     t.O = cuda::attention_tiled_tangent(p.q, p.k, p.v, p.mask, p.scale, p.causal, dq, dk, dv, &t.L,
+                                                         &t.Odot);
+                     return t;
+                   }()));
+}
+
 Backward run_tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need) {
   return on_device("attention backward", {p.q, O, dO}, [&] { return tiled_backward(p, O, L, dO, need); }, HG_CUDA([&] {
     Backward b;
@@ -327,8 +339,8 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   bool tangent_graph = false;
   for (const Tensor& t : {q, k, v, tangent_of(q), tangent_of(k), tangent_of(v)})
     tangent_graph = tangent_graph || (t.defined() && t.requires_grad() && grad_enabled());
-  const bool tiled_tangent = path == AttentionPath::tiled && q.device() == Device::cpu && moving && !tangent_graph &&
-                             !has_tangent(opts.mask) && !empty_problem;
+  const bool tiled_tangent = path == AttentionPath::tiled && moving && !tangent_graph && !has_tangent(opts.mask) &&
+                             !empty_problem;
   Forward f;
   TiledForward tf;
   Tensor odot;  // Ȯ, when the tiles computed it
@@ -339,7 +351,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
         const Tensor t = tangent_of(x);
         return t.defined() ? expand(t.detach(), with_last2(p.batch, rows, cols)) : Tensor();
       };
-      TiledTangent tt = tiled_forward_tangent(p, moved(q, p.Tq, p.dk), moved(k, p.Tk, p.dk), moved(v, p.Tk, p.dv));
+      TiledTangent tt = run_tiled_tangent(p, moved(q, p.Tq, p.dk), moved(k, p.Tk, p.dk), moved(v, p.Tk, p.dv));
       tf.O = tt.O, tf.L = tt.L, odot = tt.Odot;
     } else if (path == AttentionPath::tiled) {
       tf = run_tiled_forward(p);

@@ -3,7 +3,8 @@
 // O, the row log-sum-exp L (checked against logsumexp of the trace's scores), dQ, dK, dV and dS,
 // for float64 and float32, causal or not, no mask / boolean / additive (with −inf entries and rows
 // with no visible key), Tq != Tk, sizes the tiles do not divide, a stride-0 batch dimension and
-// non-contiguous operands; bit-identical reruns; NaN rows; and the argument errors.
+// non-contiguous operands; bit-identical reruns; NaN rows; and the argument errors. The forward
+// with its tangent (cuda::attention_tiled_tangent) against hg::attention_tangent_trace, the same cases.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -128,6 +129,24 @@ void check_case(const Case& c, DType t, Generator& gen) {
   expect_equal("dK (rerun)", again.dK, got.dK);
   expect_equal("dV (rerun)", again.dV, got.dV);
   if (want_ds) expect_equal("dS (rerun)", again.dS, got.dS);
+  // The forward with its tangent (cuda/attention_tiled_tangent.cu) against the CPU's formulas.
+  const Tensor dq_store = normal(q_store.shape(), gen, t), dk = normal(k.shape(), gen, t), dv = normal(v.shape(), gen, t);
+  const AttentionTangentTrace wt =
+      attention_tangent_trace(view_q(ref(q_store)), view_kv(ref(k), c.dk), view_kv(ref(v), c.dv), view_q(ref(dq_store)),
+                              view_kv(ref(dk), c.dk), view_kv(ref(dv), c.dv), {.causal = c.causal, .mask = mask_ref});
+  Tensor tL, tOd;
+  const Tensor tO = poisoned([&] {
+    return cuda::attention_tiled_tangent(gq, gk, gv, mask_gpu, want.scale, c.causal, view_q(gpu(dq_store)),
+                                         view_kv(gpu(dk), c.dk), view_kv(gpu(dv), c.dv), &tL, &tOd);
+  });
+  expect_close("O (with its tangent)", tO, want.O, t);
+  expect_close("L (with its tangent)", tL, logsumexp_rows(want.S), t);
+  expect_close("Ȯ", tOd, wt.dotO, t);
+  // Only V moving: Ȯ = P V̇.
+  Tensor vOd;
+  cuda::attention_tiled_tangent(gq, gk, gv, mask_gpu, want.scale, c.causal, Tensor(), Tensor(), view_kv(gpu(dv), c.dv),
+                                nullptr, &vOd);
+  expect_close("Ȯ (V̇ alone)", vOd, matmul(want.P, view_kv(ref(dv), c.dv)), t);
 }
 
 template <typename F>
