@@ -196,16 +196,22 @@ Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& liv
 // stays NaN (its hidden keys 0, as the NaN rule has P). Written with recorded ops on P recomputed
 // from the given q, k, v, so the tangent is differentiable again; it holds (batch..., Tq, Tk) on
 // every path. `d`: the tangents of q, k, v (and of the mask), each undefined where none.
+// Ṡ's part from Q and K, (Q̇ Kᵀ + Q K̇ᵀ) · scale (batch..., Tq, Tk); undefined when neither moves.
+Tensor scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk) {
+  const Tensor qk =
+      tangent_sum({if_tangent(dq, [&](const Tensor& t) { return matmul(expand(t, with_last2(p.batch, p.Tq, p.dk)), p.k.transpose(-2, -1)); }),
+                   if_tangent(dk, [&](const Tensor& t) { return matmul(p.q, expand(t, with_last2(p.batch, p.Tk, p.dk)).transpose(-2, -1)); })},
+                  with_last2(p.batch, p.Tq, p.Tk));
+  return if_tangent(qk, [&](const Tensor& t) { return mul(t, p.scale); });
+}
+
 Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d) {
   const Shape scores = with_last2(p.batch, p.Tq, p.Tk), o_shape = with_last2(p.batch, p.Tq, p.dv);
   const Tensor live = mask.defined() && mask.requires_grad() ? mask : Tensor();  // else M holds its values already
   const RecordedWeights w = recorded_weights(p, live);
   const RecordedSteps steps{p, w.hidden};
-  Tensor qk = tangent_sum({if_tangent(d[0], [&](const Tensor& t) { return matmul(expand(t, with_last2(p.batch, p.Tq, p.dk)), p.k.transpose(-2, -1)); }),
-                           if_tangent(d[1], [&](const Tensor& t) { return matmul(p.q, expand(t, with_last2(p.batch, p.Tk, p.dk)).transpose(-2, -1)); })},
-                          scores);
   const Tensor dmask = d.size() > 3 ? d[3] : Tensor();
-  const Tensor Sdot = tangent_sum({if_tangent(qk, [&](const Tensor& t) { return mul(t, p.scale); }),
+  const Tensor Sdot = tangent_sum({scores_tangent(p, d[0], d[1]),
                                    if_tangent(dmask, [&](const Tensor& t) { return steps.at_hidden_zero(expand(t, scores)); })},
                                   scores);
   const Tensor Pdot = if_tangent(Sdot, [&](const Tensor& t) { return steps.at_hidden_zero(softmax_backward(w.P, t)); });
@@ -437,10 +443,8 @@ AttentionTangentTrace attention_tangent_trace(const Tensor& q, const Tensor& k, 
   const double ninf = -std::numeric_limits<double>::infinity();
   const Tensor hidden = entries_where(f.S, [&](double s) { return s == ninf; });
   auto ex = [&](const Tensor& x, int64_t rows, int64_t cols) { return expand(x.detach(), with_last2(p.batch, rows, cols)); };
-  Tensor qk = tangent_sum({if_tangent(dq, [&](const Tensor& x) { return matmul(ex(x, p.Tq, p.dk), p.k.transpose(-2, -1)); }),
-                           if_tangent(dk, [&](const Tensor& x) { return matmul(p.q, ex(x, p.Tk, p.dk).transpose(-2, -1)); })},
-                          scores);
-  t.dotS = masked_fill(qk.defined() ? mul(qk, p.scale) : zeros(scores, q.dtype(), q.device()), hidden, 0.0);
+  const Tensor sdot = scores_tangent(p, dq, dk);
+  t.dotS = masked_fill(sdot.defined() ? sdot : zeros(scores, q.dtype(), q.device()), hidden, 0.0);
   t.dotD = sum(mul(t.P, t.dotS), {-1}, true);
   t.dotP = mul(t.P, sub(t.dotS, t.dotD));
   t.dotO = tangent_sum({matmul(t.dotP, p.v), if_tangent(dv, [&](const Tensor& x) { return matmul(t.P, ex(x, p.Tk, p.dv)); })},
