@@ -125,3 +125,25 @@ TEST_CASE("forward: dtype conversions carry the tangent converted alike") {
   CHECK(r.tangents[0].dtype() == DType::f32);
   CHECK(r.tangents[0].to_vector() == std::vector<double>{0.5, -12});
 }
+
+TEST_CASE("forward: a backward that is a raw kernel refuses to carry tangents, by name; unpack_dual of nothing too") {
+  static constexpr OpDef kRaw{.name = "raw_twice", .saves = {{"input x", "the raw backward reads it"}},
+                              .derivation = "tests/engine/test_forward.cpp", .second_order = false, .tangent = "ȯ = 2 ẋ"};
+  auto twice = [](const Tensor& x) {
+    Tensor out;
+    {
+      NoGradGuard ng;
+      out = mul(x.detach(), 2.0);
+    }
+    if (should_record({x}))
+      record(kRaw, {x}, {out}, {save(x, "input x")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{mul(g[0].detach(), 2.0)};
+      }, [](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], 2.0)}; });
+    return out;
+  };
+  Tensor x = ones({3}, DType::f64).requires_grad_();
+  CHECK_THROWS_WITH_AS(jvp([&](const std::vector<Tensor>& a) { return grad({sum(twice(a[0]))}, {a[0]}); }, {x},
+                           {ones({3}, DType::f64)}),
+                       doctest::Contains("forward-mode AD through the backward of raw_twice is not implemented"), Error);
+  CHECK_THROWS_WITH_AS(unpack_dual(Tensor()), doctest::Contains("undefined"), Error);
+}
