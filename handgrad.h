@@ -17,6 +17,7 @@
 #include "ops/gradcheck.h"
 #include "ops/indexing.h"
 #include "ops/loss.h"
+#include "ops/gemm.h"
 #include "ops/matmul.h"
 #include "ops/positional.h"
 #include "ops/reduce.h"

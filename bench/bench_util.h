@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cpu/kernels.h"
+#include "ops/gemm.h"
 #include "ops/matmul.h"
 
 namespace hg::bench {

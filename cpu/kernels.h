@@ -17,7 +17,9 @@
 // reduction goes over the same 8 lanes in the same order (cpu/rows.h). So a level changes
 // how fast a step runs, never its numbers — tests/cpu/test_cpu_kernels.cpp holds every level the CPU
 // has to the baseline's bits, NaN, infinities and every length's tail included. Elsewhere (other
-// CPUs) only the baseline is built.
+// CPUs) only the baseline is built. The float32 gemm (cpu/gemm_impl.h) exists only at the levels
+// with FMA: avx2 and avx512 give the same bits (its definition is one fused multiply-add a term, in
+// order), and the baseline has none (ops/gemm.h then runs OpenBLAS).
 //
 // Each kernel works on contiguous float32 rows (AdamW also float64); the callers in engine/, ops/
 // and nn/ walk strides and threads and call these on the innermost rows. Not in the table: the
@@ -68,6 +70,13 @@ struct Kernels {
   // ---- AdamW over n elements (torch.optim's single-tensor step, nn/optim.cpp)
   void (*adamw_f32)(const AdamWConstants<float>& k, float* w, const float* g, float* m, float* v, int64_t n);
   void (*adamw_f64)(const AdamWConstants<double>& k, double* w, const double* g, double* m, double* v, int64_t n);
+
+  // ---- float32 gemm over packed panels, one thread (cpu/gemm_impl.h says what each element is):
+  // C (M × N) ← alpha · op(A) op(B) + beta · C, row-major, op(X) = Xᵀ when trans_X. Only at the
+  // levels with FMA (nullptr at the baseline), the same bits at each; ops/gemm.h chooses between
+  // it and OpenBLAS per shape.
+  void (*sgemm)(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 };
 
 // The table in use: the widest level this CPU runs, or HANDGRAD_CPU_CAPABILITY's. Read once;

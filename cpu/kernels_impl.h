@@ -9,6 +9,9 @@
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#if defined(__FMA__)
+#include "cpu/gemm_impl.h"  // the levels with FMA have a gemm of their own
+#endif
 
 namespace hg::cpu::HG_CPU_LEVEL {
 namespace {
@@ -118,6 +121,11 @@ const Kernels table = {
     .rope = rope,
     .adamw_f32 = adamw<float>,
     .adamw_f64 = adamw<double>,
+#if defined(__FMA__)
+    .sgemm = gemm_detail::sgemm,
+#else
+    .sgemm = nullptr,
+#endif
 };
 
 }  // namespace hg::cpu::HG_CPU_LEVEL

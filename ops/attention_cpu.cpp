@@ -10,8 +10,6 @@
 // the two against each other (tests/ops/test_attention.cpp, tests/cpu/test_parallel.cpp). How much faster
 // the fused kernels are: bench/RESULTS.md, "What the step spends its time on, and what changed".
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -148,7 +146,6 @@ bool fits_blas(const Problem& p) {
 // Returns P (batch..., Tq, Tk), contiguous, and O (batch..., Tq, dv): contiguous, or in the merged
 // layout that p.merged_output asks for.
 Forward fused_forward(const Problem& p) {
-  blas_single_threaded();
   Forward f;
   const Shape scores = with_last2(p.batch, p.Tq, p.Tk);
   f.P = empty(scores, p.q.dtype());
@@ -199,7 +196,6 @@ Forward fused_forward(const Problem& p) {
 // full dS is asked for (a live additive mask), one block.
 Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, const Needs& need) {
   const bool need_q = need.q, need_k = need.k, need_v = need.v, need_ds = need.ds;
-  blas_single_threaded();
   Backward b;
   const DType dt = p.q.dtype();
   const int64_t nb = shape_numel(p.batch), Tq = p.Tq, Tk = p.Tk, dk = p.dk, dv = p.dv;

@@ -2,8 +2,6 @@
 // materialized path; ops/attention_tiled.cpp, the tiled path): the mask rule, stated once for the
 // CPU, and single-threaded gemms over one batch slice at a time. Internal to ops/.
 #pragma once
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +11,7 @@
 #include "engine/tensor.h"
 #include "ops/attention_paths.h"
 #include "ops/broadcast.h"
+#include "ops/gemm.h"
 
 namespace hg::attention_detail {
 
@@ -89,25 +88,11 @@ inline Shape mask_strides(const Problem& p, const Shape& scores) {
   return p.mask.defined() ? broadcast_strides("attention", p.mask, scores) : Shape(scores.size(), 0);
 }
 
-// OpenBLAS stays on one thread: the slices are spread over handgrad's threads (as in ops/matmul.cpp).
-inline void blas_single_threaded() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
-
-// C (M, N) = alpha · op(A) op(B) + beta · C, row-major; op(X) = Xᵀ when trans_X.
+// C (M, N) = alpha · op(A) op(B) + beta · C, row-major; op(X) = Xᵀ when trans_X (ops/gemm.h).
 template <typename T>
 inline void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                  const T* B, int64_t ldb, T* C, int64_t ldc, T beta = T(0)) {
-  const auto bi = [](int64_t x) { return static_cast<blasint>(x); };
-  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, ta, tb, bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C, bi(ldc));
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C, bi(ldc));
+  hg::gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // One operand's matrices as gemm reads them: slice t's (rows, d) block starts at

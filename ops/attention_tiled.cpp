@@ -162,7 +162,6 @@ void forward_slices(const Problem& p, TiledForward& f) {
 }  // namespace
 
 TiledForward tiled_forward(const Problem& p) {
-  blas_single_threaded();
   TiledForward f;
   f.O = empty(with_last2(p.batch, p.Tq, p.dv), p.q.dtype());
   Shape lshape = p.batch;
@@ -276,7 +275,6 @@ void tangent_slices_run(const Problem& p, Tensor dq, Tensor dk, Tensor dv, Tiled
 }  // namespace
 
 TiledTangent tiled_forward_tangent(const Problem& p, const Tensor& dq, const Tensor& dk, const Tensor& dv) {
-  blas_single_threaded();
   TiledTangent f;
   f.O = empty(with_last2(p.batch, p.Tq, p.dv), p.q.dtype());
   f.Odot = empty(f.O.shape(), p.q.dtype());
@@ -374,7 +372,6 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
 }  // namespace
 
 Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need) {
-  blas_single_threaded();
   Backward b;
   const DType dt = p.q.dtype();
   // Zeros: the tiles add into them, and a tile never visited (above the diagonal) stays 0.

@@ -1,15 +1,13 @@
-// ops/matmul.cpp — a (..., n, k) @ b (..., k, m) on OpenBLAS, one gemm per batch slice.
+// ops/matmul.cpp — a (..., n, k) @ b (..., k, m), one gemm (ops/gemm.h) per batch slice.
 //
 // The forward never copies an operand whose matrix dimensions gemm can already read: a
-// row-major slice (unit column stride) is passed as CblasNoTrans with lda = its row stride, a
+// row-major slice (unit column stride) is passed untransposed with lda = its row stride, a
 // transposed one (unit row stride, e.g. b.transpose(-2, -1)) as CblasTrans with lda = its column
 // stride. Anything else (a slice with a step, an expand along a matrix dimension) is first made
 // contiguous. Batch dimensions broadcast (stride 0), so a weight (k, m) shared by every slice of
 // x (B, T, k) is read in place; when the slices of `a` also sit back to back in memory, the whole
 // batch becomes one gemm of (B·T, k) @ (k, m).
 #include "ops/matmul.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <climits>
@@ -22,6 +20,7 @@
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/device.h"
+#include "ops/gemm.h"
 #include "ops/registry.h"
 #include "ops/tangent.h"
 
@@ -31,7 +30,7 @@ namespace {
 
 // How gemm reads one matrix operand in place.
 struct GemmLayout {
-  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  bool trans = false;
   int64_t ld = 1;
 };
 
@@ -45,11 +44,11 @@ Shape with_matrix(Shape batch, const Shape& matrix) {
 // it without a copy. A dimension of size 1 has no meaningful stride, so it never disqualifies.
 bool gemm_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, GemmLayout& out) {
   if ((cols == 1 || sc == 1) && (rows == 1 || sr >= std::max<int64_t>(cols, 1))) {
-    out = {CblasNoTrans, rows == 1 ? std::max<int64_t>(cols, 1) : sr};  // row-major, lda = row stride
+    out = {false, rows == 1 ? std::max<int64_t>(cols, 1) : sr};  // row-major, lda = row stride
     return true;
   }
   if ((rows == 1 || sr == 1) && (cols == 1 || sc >= std::max<int64_t>(rows, 1))) {
-    out = {CblasTrans, cols == 1 ? std::max<int64_t>(rows, 1) : sc};  // its transpose is row-major
+    out = {true, cols == 1 ? std::max<int64_t>(rows, 1) : sc};  // its transpose is row-major
     return true;
   }
   return false;
@@ -74,32 +73,11 @@ Shape batch_strides(const Tensor& x, const Shape& batch) {
 }
 
 template <typename T>
-void gemm(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C,
+void gemm_slice(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C,
           int64_t ldc) {
-  const auto bi = [](int64_t v) { return static_cast<blasint>(v); };
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, la.trans, lb.trans, bi(M), bi(N), bi(K), 1.0f, A, bi(la.ld), B, bi(lb.ld), 0.0f, C, bi(ldc));
-  else
-    cblas_dgemm(CblasRowMajor, la.trans, lb.trans, bi(M), bi(N), bi(K), 1.0, A, bi(la.ld), B, bi(lb.ld), 0.0, C, bi(ldc));
+  hg::gemm(la.trans, lb.trans, M, N, K, T(1), A, la.ld, B, lb.ld, T(0), C, ldc);
 }
 
-// Threads. OpenBLAS is kept to one thread and the gemms are spread over handgrad's own threads
-// here (parallel_for, engine/strided.h): OpenBLAS's pool beside handgrad's would put twice as
-// many busy threads as asked for on the machine. Set once, before the first gemm; it holds for
-// the whole process.
-void blas_single_threaded() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
-
-}  // namespace
-
-const char* blas_kernel_name() { return openblas_get_corename(); }
-
-namespace {
 
 // A gemm worth splitting: about 2 MFLOP (tens of microseconds), well above a thread's wake-up.
 constexpr int64_t kSplitGemmWork = int64_t{1} << 20;
@@ -112,7 +90,7 @@ constexpr int64_t kSplitGemmWork = int64_t{1} << 20;
 template <typename T>
 void gemm_split(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int64_t K, const T* A, const T* B,
                 T* C, int64_t ldc) {
-  if (M * N * K < kSplitGemmWork || num_threads() == 1) return gemm<T>(la, lb, M, N, K, A, B, C, ldc);
+  if (M * N * K < kSplitGemmWork || num_threads() == 1) return gemm_slice<T>(la, lb, M, N, K, A, B, C, ldc);
   constexpr int64_t kBlock = 16;  // rows or columns per block: whole register tiles of the kernel
   const bool by_rows = M >= N;
   const int64_t len = by_rows ? M : N, blocks = (len + kBlock - 1) / kBlock;
@@ -122,9 +100,9 @@ void gemm_split(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N
   parallel_for(parts, M * N * K / parts, [&](int64_t begin, int64_t end) {
     const int64_t i0 = blocks * begin / parts * kBlock, i1 = std::min(blocks * end / parts * kBlock, len);
     if (by_rows)  // rows i0..i1 of A (a row offset, or a column offset of the stored Aᵀ) and of C
-      gemm<T>(la, lb, i1 - i0, N, K, A + i0 * (la.trans == CblasNoTrans ? la.ld : 1), B, C + i0 * ldc, ldc);
+      gemm_slice<T>(la, lb, i1 - i0, N, K, A + i0 * (la.trans ? 1 : la.ld), B, C + i0 * ldc, ldc);
     else  // columns i0..i1 of B and of C
-      gemm<T>(la, lb, M, i1 - i0, K, A, B + i0 * (lb.trans == CblasNoTrans ? 1 : lb.ld), C + i0, ldc);
+      gemm_slice<T>(la, lb, M, i1 - i0, K, A, B + i0 * (lb.trans ? lb.ld : 1), C + i0, ldc);
   });
 }
 
@@ -149,7 +127,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
            shape_str(a.shape()), shape_str(b.shape()), v);
 
   // One gemm for the whole batch when B is shared by every slice and A's slices are stacked rows.
-  bool fold = la.trans == CblasNoTrans && nbatch > 1;
+  bool fold = !la.trans && nbatch > 1;
   int64_t expect = n * la.ld;
   for (size_t d = batch.size(); fold && d-- > 0;) {
     if (sb[d] != 0 && batch[d] != 1) fold = false;
@@ -158,7 +136,6 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
     expect *= batch[d];
   }
 
-  blas_single_threaded();
   dispatch_float(a.dtype(), "matmul", [&]<typename T>() {
     const T* pa = A.data_ptr<const T>();
     const T* pb = B.data_ptr<const T>();
@@ -189,7 +166,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& batch) {
       for (int64_t t = begin; t < end; ++t) {
         int64_t oa, ob;
         slice(t, oa, ob);
-        gemm<T>(la, lb, n, m, k, pa + oa, pb + ob, pc + t * n * m, m);
+        gemm_slice<T>(la, lb, n, m, k, pa + oa, pb + ob, pc + t * n * m, m);
       }
     });
   });

@@ -1,4 +1,4 @@
-// ops/matmul.h — matrix products on OpenBLAS (sgemm/dgemm).
+// ops/matmul.h — matrix products (one gemm per batch slice, ops/gemm.h).
 #pragma once
 #include "engine/tensor.h"
 
@@ -8,9 +8,5 @@ namespace hg {
 // A 1-D operand is treated as a row (a) or column (b) vector and that dimension is dropped
 // from the result, as in numpy. Backward: da = g b^T, db = a^T g (summed over broadcast batches).
 Tensor matmul(const Tensor& a, const Tensor& b, Site where = Site::current());
-
-// The kernel OpenBLAS chose for this CPU (its "core name", e.g. "Haswell", "SkylakeX", "Zen"),
-// which OPENBLAS_CORETYPE overrides: the benches record it beside every figure.
-const char* blas_kernel_name();
 
 }  // namespace hg

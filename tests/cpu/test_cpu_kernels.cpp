@@ -17,6 +17,7 @@
 
 #include "cpu/kernels.h"
 #include "handgrad.h"
+#include "ops/gemm.h"
 #include "test_util.h"
 
 using namespace hg;
@@ -233,9 +234,12 @@ void compare_kernels_with_baseline(Capability level) {
 }
 
 // The ops that call the kernel table, float32, forward and backward, and three TinyCharLM
-// training steps, at `level`: every number they produce, in order.
-std::vector<double> whole_run(Capability level) {
+// training steps, at `level`, with every float32 product on `impl` (ops/gemm.h; the baseline has
+// no gemm of its own, so levels are compared with the baseline on OpenBLAS): every number they
+// produce, in order.
+std::vector<double> whole_run(Capability level, GemmImpl impl = GemmImpl::openblas) {
   cpu::ForceCapability force(level);
+  ForceGemm gemm(impl);
   Generator gen(7);
   std::vector<double> out;
   auto keep = [&](const Tensor& t) {
@@ -300,6 +304,15 @@ TEST_CASE("whole ops and a TinyCharLM training run give the same bits with the a
 TEST_CASE("whole ops and a TinyCharLM training run give the same bits with the avx512 kernels") {
   if (skip_level(Capability::avx512)) return;
   compare_whole_run_with_baseline(Capability::avx512);
+}
+
+TEST_CASE("whole ops and a TinyCharLM training run on handgrad's gemm give the same bits at avx2 and avx512") {
+  if (skip_level(Capability::avx2) || skip_level(Capability::avx512)) return;
+  const std::vector<double> a = whole_run(Capability::avx2, GemmImpl::handgrad);
+  const std::vector<double> b = whole_run(Capability::avx512, GemmImpl::handgrad);
+  REQUIRE(a.size() > 1000);
+  REQUIRE(b.size() == a.size());
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 TEST_CASE("HANDGRAD_CPU_CAPABILITY chooses the level, and a wrong one is an error that says what to do") {

@@ -1,0 +1,112 @@
+// ops/gemm.cpp — the CPU gemm (ops/gemm.h): OpenBLAS or handgrad's own float32 kernel, by shape.
+#include "ops/gemm.h"
+
+#include <cblas.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "cpu/kernels.h"
+#include "engine/error.h"
+
+namespace hg {
+
+namespace {
+
+// OpenBLAS is kept to one thread: handgrad's callers spread their gemms over handgrad's own threads
+// (parallel_for, engine/strided.h), and OpenBLAS's pool beside them would put twice as many busy
+// threads on the machine as asked for. Set once, before the first gemm; it holds for the process.
+void blas_single_threaded() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+}
+
+blasint bi(int64_t v) { return static_cast<blasint>(v); }
+CBLAS_TRANSPOSE tr(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+constexpr int kAuto = -1;
+std::atomic<int> forced{kAuto};  // a ForceGemm's choice, if one is alive
+
+int env_choice() {
+  static const int choice = [] {
+    GemmImpl impl{};
+    return gemm_override(std::getenv("HANDGRAD_GEMM"), impl) ? static_cast<int>(impl) : kAuto;
+  }();
+  return choice;
+}
+
+}  // namespace
+
+const char* name(GemmImpl impl) { return impl == GemmImpl::openblas ? "openblas" : "handgrad"; }
+
+bool own_gemm_available() { return cpu::kernels().sgemm != nullptr; }
+
+bool gemm_override(const char* env_value, GemmImpl& out) {
+  const std::string v = env_value ? env_value : "";
+  if (v.empty() || v == "auto") return false;
+  if (v == "openblas") {
+    out = GemmImpl::openblas;
+    return true;
+  }
+  if (v == "handgrad") {
+    if (!own_gemm_available())
+      fail("HANDGRAD_GEMM", "asks for handgrad's own float32 gemm, but the {} CPU level has none (only the levels "
+           "with FMA, avx2 and avx512, do); unset it, or set openblas", cpu::name(cpu::kernels().level));
+    out = GemmImpl::handgrad;
+    return true;
+  }
+  fail("HANDGRAD_GEMM", "'{}' is not a gemm; use openblas or handgrad, or auto (or unset it) for the table "
+       "chosen by measurement", v);
+}
+
+// The table, from bench/bench_gemm on the step's and the tiled attention's products (bench/RESULTS.md,
+// "Products"), OpenBLAS and handgrad alternating in one run, at avx512 (Zen 4, OpenBLAS's
+// Cooperlake kernel) and avx2: handgrad's kernel is 0.98-1.2x OpenBLAS's rate on the products with
+// a sum of up to 512 terms — the most where C is narrow (N = 64, 128: 1.15-1.2x), as it packs
+// only B — and 0.90-1.04x on the weight gradients, whose sum runs over all B·T rows (K ≥ 4096),
+// where OpenBLAS keeps them.
+GemmImpl gemm_table(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
+  (void)trans_a, (void)trans_b, (void)M, (void)N;
+  if (!own_gemm_available()) return GemmImpl::openblas;
+  return K >= 4096 ? GemmImpl::openblas : GemmImpl::handgrad;
+}
+
+GemmImpl choose_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
+  int c = forced.load(std::memory_order_relaxed);
+  if (c == kAuto) c = env_choice();
+  if (c != kAuto && (c != static_cast<int>(GemmImpl::handgrad) || own_gemm_available())) return static_cast<GemmImpl>(c);
+  return gemm_table(trans_a, trans_b, M, N, K);
+}
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (choose_gemm(trans_a, trans_b, M, N, K) == GemmImpl::handgrad)
+    return cpu::kernels().sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  blas_single_threaded();
+  cblas_sgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C,
+              bi(ldc));
+}
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+  blas_single_threaded();
+  cblas_dgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C,
+              bi(ldc));
+}
+
+ForceGemm::ForceGemm(GemmImpl impl) : previous_(forced.load()) {
+  if (impl == GemmImpl::handgrad && !own_gemm_available())
+    fail("ForceGemm", "handgrad's own float32 gemm is not available at the {} CPU level (only avx2 and avx512 have "
+         "one); force openblas, or run at a level with FMA", cpu::name(cpu::kernels().level));
+  forced.store(static_cast<int>(impl));
+}
+
+ForceGemm::~ForceGemm() { forced.store(previous_); }
+
+const char* blas_kernel_name() { return openblas_get_corename(); }
+
+}  // namespace hg
