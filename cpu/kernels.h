@@ -53,6 +53,7 @@ struct Kernels {
   void (*exp_shift)(float* x, int64_t n, float m);              // x ← e^(x − m) (exp_fast), in place
   void (*exp_shift_to)(float* y, const float* x, int64_t n, float m);  // y ← e^(x − m); y, x do not overlap
   double (*exp_shift_sum_f64)(const float* x, int64_t n, float m);     // Σ double(e^(x − m)) over 8 lanes
+  float (*exp_shift_sum)(float* x, int64_t n, float m);         // x ← e^(x − m) in place; returns Σ x over 8 lanes
   void (*scale)(float* x, int64_t n, float s);                  // x ← s x
   float (*dot)(const float* a, const float* b, int64_t n);      // Σ a b over 8 lanes
   void (*softmax_grad)(float* g, const float* p, int64_t n, float c);  // g ← p (g − c), the row rule

@@ -30,6 +30,10 @@ void exp_shift_to(float* __restrict y, const float* __restrict x, int64_t n, flo
   for (int64_t j = 0; j < n; ++j) y[j] = exp_fast(x[j] - m);
 }
 
+float exp_shift_sum(float* x, int64_t n, float m) {
+  return sum_lanes<float>(n, [x, m](int64_t j) { return x[j] = exp_fast(x[j] - m); });
+}
+
 double exp_shift_sum_f64(const float* x, int64_t n, float m) {
   return sum_lanes<double>(n, [x, m](int64_t j) { return static_cast<double>(exp_fast(x[j] - m)); });
 }
@@ -111,6 +115,7 @@ const Kernels table = {
     .exp_shift = exp_shift,
     .exp_shift_to = exp_shift_to,
     .exp_shift_sum_f64 = exp_shift_sum_f64,
+    .exp_shift_sum = exp_shift_sum,
     .scale = scale,
     .dot = dot,
     .softmax_grad = softmax_grad,

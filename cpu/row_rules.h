@@ -52,6 +52,13 @@ inline T row_max(const T* x, int64_t n) {
   else return max_lanes(x, n);
 }
 
+// x ← e^(x − m) over a row, in place; returns Σ x over 8 lanes (the online softmax's one pass).
+template <typename T>
+inline T exp_shift_sum(T* x, int64_t n, T m) {
+  if constexpr (std::is_same_v<T, float>) return kernels().exp_shift_sum(x, n, m);
+  else return sum_lanes<T>(n, [x, m](int64_t j) { return x[j] = exp_fast(x[j] - m); });
+}
+
 // p = e^(s − m) / Σ e^(s − m), m = max s, over a row of n scores (p may be s itself: in place).
 // The sums run over the row without its trailing −inf scores (weights 0, written as such), so a
 // row reads the same whether a caller stops at its last visible key (the causal rule) or passes the

@@ -91,7 +91,7 @@ struct RowState {
 };
 
 // One key tile into the state: S (rows, cols) becomes P̃ in place, ℓ and A are rescaled and grown.
-// The row max skips NaN (max_lanes); a NaN score then reaches ℓ through e^(NaN − m') = NaN, and ℓ
+// The row max skips NaN (cpu::row_max); a NaN score then reaches ℓ through e^(NaN − m') = NaN, and ℓ
 // stays NaN. Only while a row has no finite visible score (m' = −inf) is a NaN looked for by hand.
 // `factors`, when given, receives each row's rescale e^(m − m') (1 for a row still without a visible key).
 template <typename T>
@@ -100,7 +100,7 @@ void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, 
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     T* row = S + r * cols;
-    const T m_new = std::max(st.m[r], max_lanes(row, cols));  // cpu/rows.h
+    const T m_new = std::max(st.m[r], cpu::row_max(row, cols));  // cpu/row_rules.h: the kernel table's
     if (m_new == ninf) {  // nothing visible yet: this tile adds nothing, unless a score is NaN
       for (int64_t c = 0; c < cols; ++c) st.nan[r] |= row[c] != row[c];
       std::fill(row, row + cols, T(0));
@@ -109,7 +109,7 @@ void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, 
     }
     const T rescale = exp_fast(st.m[r] - m_new);  // 0 when m was −inf
     if (factors) factors[r] = rescale;
-    const T added = sum_lanes<T>(cols, [&](int64_t c) { return row[c] = exp_fast(row[c] - m_new); });  // one pass
+    const T added = cpu::exp_shift_sum(row, cols, m_new);  // one pass
     st.l[r] = st.l[r] * rescale + added;
     if (rescale != T(1))
       for (int64_t c = 0; c < dv; ++c) st.acc[r * dv + c] *= rescale;

@@ -98,6 +98,10 @@ TEST_CASE("baseline kernels against their formulas") {
       CHECK(std::abs(e[j] - want) <= 3e-7 * want);  // exp_fast: within 2 ulp
       e_sum += static_cast<float>(e[j]);
     }
+    std::vector<float> e2 = a;
+    const float s2 = K.exp_shift_sum(e2.data(), n, 1.5f);
+    CHECK(same_bits(e2, e));  // the same exponentials as exp_shift
+    CHECK(std::abs(s2 - e_sum) <= 1e-5 * (1 + e_sum));
     CHECK(std::abs(K.exp_shift_sum_f64(a.data(), n, 1.5f) - e_sum) <= 1e-12 * (1 + e_sum));
     std::vector<float> e_to(static_cast<size_t>(n));
     K.exp_shift_to(e_to.data(), a.data(), n, 1.5f);
@@ -183,6 +187,9 @@ void compare_kernels_with_baseline(Capability level) {
         CHECK(same_bits(K.dot(a.data(), b.data(), n), B.dot(a.data(), b.data(), n)));
         CHECK(same_bits(K.exp_shift_sum_f64(a.data(), n, 0.5f), B.exp_shift_sum_f64(a.data(), n, 0.5f)));
         std::vector<float> x = a, y = a;
+        CHECK(same_bits(K.exp_shift_sum(x.data(), n, 0.5f), B.exp_shift_sum(y.data(), n, 0.5f)));
+        CHECK(same_bits(x, y));
+        x = a, y = a;
         K.exp_shift(x.data(), n, 0.5f);
         B.exp_shift(y.data(), n, 0.5f);
         CHECK(same_bits(x, y));
