@@ -204,42 +204,70 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, cons
   }
 }
 
-inline void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (M <= 0 || N <= 0) return;
-  if (beta != 0.0f && beta != 1.0f)  // t starts at beta · c
+// C's columns j0 .. j0+nc (C already offset to j0) ← t + Σ over one block of K (p0 .. p0+kc):
+// B's block packed at bp (slivers of kc × kNr), A's element (i, p) at A[i·rs + p·ps].
+inline void block_product(int64_t M, int64_t nc, int64_t kc, int64_t p0, const float* A, int64_t rs, int64_t ps,
+                          const float* bp, float* C, int64_t ldc, bool load) {
+  for (int64_t i0 = 0; i0 < M; i0 += kMc) {
+    const int64_t i1 = std::min(M, i0 + kMc);
+    for (int64_t jr = 0; jr < nc; jr += kNr) {
+      const float* b = bp + (jr / kNr) * kc * kNr;
+      const int64_t cols = std::min<int64_t>(kNr, nc - jr);
+      for (int64_t i = i0; i < i1; i += kMr) {
+        const float* a = A + i * rs + p0 * ps;
+        float* c = C + i * ldc + jr;
+        const int64_t rows = std::min<int64_t>(kMr, i1 - i);
+        if (rows == kMr && cols == kNr) micro_kernel<kMr, false>(kc, a, rs, ps, b, c, ldc, load, cols);
+        else if (cols == kNr) tile<false>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
+        else tile<true>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
+      }
+    }
+  }
+}
+
+// What beta does before the sum: C ← beta · C unless beta is 0 or 1 (t starts at beta · c); with
+// no terms (K = 0) that is the product, zeros for beta = 0. Returns whether there are terms to add.
+inline bool prepare_c(int64_t M, int64_t N, int64_t K, float beta, float* C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return false;
+  if (beta != 0.0f && beta != 1.0f)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] *= beta;
-  if (K <= 0) {
-    if (beta == 0.0f)
-      for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
-    return;
-  }
+  if (K <= 0 && beta == 0.0f)
+    for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+  return K > 0;
+}
+
+inline void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (!prepare_c(M, N, K, beta, C, ldc)) return;
   float* bp = packed_b().grow(std::min(K, kKc) * ((std::min(N, kNc) + kNr - 1) / kNr) * kNr);
   const int64_t rs = trans_a ? 1 : lda, ps = trans_a ? lda : 1;  // a(i, p) = A[i·rs + p·ps]
   for (int64_t j0 = 0; j0 < N; j0 += kNc) {
     const int64_t nc = std::min(kNc, N - j0);
     for (int64_t p0 = 0; p0 < K; p0 += kKc) {
       const int64_t kc = std::min(kKc, K - p0);
-      const bool load = p0 > 0 || beta != 0.0f;
       pack_b(trans_b, B, ldb, p0, kc, j0, nc, alpha, bp);
-      for (int64_t i0 = 0; i0 < M; i0 += kMc) {
-        const int64_t i1 = std::min(M, i0 + kMc);
-        for (int64_t jr = 0; jr < nc; jr += kNr) {
-          const float* b = bp + (jr / kNr) * kc * kNr;
-          const int64_t cols = std::min<int64_t>(kNr, nc - jr);
-          for (int64_t i = i0; i < i1; i += kMr) {
-            const float* a = A + i * rs + p0 * ps;
-            float* c = C + i * ldc + j0 + jr;
-            const int64_t rows = std::min<int64_t>(kMr, i1 - i);
-            if (rows == kMr && cols == kNr) micro_kernel<kMr, false>(kc, a, rs, ps, b, c, ldc, load, cols);
-            else if (cols == kNr) tile<false>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
-            else tile<true>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
-          }
-        }
-      }
+      block_product(M, nc, kc, p0, A, rs, ps, bp, C + j0, ldc, p0 > 0 || beta != 0.0f);
     }
   }
+}
+
+// B packed once for several products (every block of K, all N columns): block p0 .. p0+kc at
+// out + p0 · Npad, Npad = N rounded up to kNr, in slivers of kc × kNr.
+inline int64_t packed_size(int64_t K, int64_t N) { return std::max<int64_t>(K, 0) * ((std::max<int64_t>(N, 0) + kNr - 1) / kNr) * kNr; }
+
+inline void pack_b_whole(bool trans_b, int64_t K, int64_t N, float alpha, const float* B, int64_t ldb, float* out) {
+  const int64_t npad = (N + kNr - 1) / kNr * kNr;
+  for (int64_t p0 = 0; p0 < K; p0 += kKc) pack_b(trans_b, B, ldb, p0, std::min(kKc, K - p0), 0, N, alpha, out + p0 * npad);
+}
+
+// sgemm with B (and alpha) from pack_b_whole: the same bits as sgemm with that B and alpha.
+inline void sgemm_packed(bool trans_a, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* bp,
+                         float beta, float* C, int64_t ldc) {
+  if (!prepare_c(M, N, K, beta, C, ldc)) return;
+  const int64_t rs = trans_a ? 1 : lda, ps = trans_a ? lda : 1, npad = (N + kNr - 1) / kNr * kNr;
+  for (int64_t p0 = 0; p0 < K; p0 += kKc)
+    block_product(M, N, std::min(kKc, K - p0), p0, A, rs, ps, bp + p0 * npad, C, ldc, p0 > 0 || beta != 0.0f);
 }
 
 }  // namespace hg::cpu::HG_CPU_LEVEL::gemm_detail

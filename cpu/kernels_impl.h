@@ -128,8 +128,14 @@ const Kernels table = {
     .adamw_f64 = adamw<double>,
 #if defined(__FMA__)
     .sgemm = gemm_detail::sgemm,
+    .sgemm_packed_size = gemm_detail::packed_size,
+    .sgemm_pack_b = gemm_detail::pack_b_whole,
+    .sgemm_packed = gemm_detail::sgemm_packed,
 #else
     .sgemm = nullptr,
+    .sgemm_packed_size = nullptr,
+    .sgemm_pack_b = nullptr,
+    .sgemm_packed = nullptr,
 #endif
 };
 

@@ -66,18 +66,25 @@ constexpr int64_t kTileQ = 128, kTileK = 256;
 // rest are hidden from every row of the tile); the last key tile is cut there too.
 int64_t key_end(const Problem& p, int64_t i1) { return p.causal ? std::min(p.Tk, i1) : p.Tk; }
 
-// S (rows, cols) = scale · Q_I K_Jᵀ, then the mask rule for each row i = i0 + r, key j = j0 + c.
+// The mask rule over a scores tile S (rows, cols), row i = i0 + r, key j = j0 + c.
 template <typename T>
-void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const T>& K, int64_t t, int64_t mask_off,
-                 const Shape& ms, int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S) {
-  gemm<T>(false, true, rows, cols, p.dk, static_cast<T>(p.scale), Q.data + Q.offset(t) + i0 * Q.ld, Q.ld,
-          K.data + K.offset(t) + j0 * K.ld, K.ld, S, cols);
+void mask_tile(const Problem& p, int64_t mask_off, const Shape& ms, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
+               T* S) {
   if (!p.mask.defined() && (!p.causal || j0 + cols <= i0 + 1)) return;  // nothing hidden in this tile
   for (int64_t r = 0; r < rows; ++r) {
     const MaskRule<T> rule = mask_rule<T>(p, mask_off, ms, i0 + r);
     T* row = S + r * cols;
     for (int64_t c = 0; c < cols; ++c) row[c] = rule(row[c], j0 + c);
   }
+}
+
+// S (rows, cols) = scale · Q_I K_Jᵀ, then the mask rule.
+template <typename T>
+void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const T>& K, int64_t t, int64_t mask_off,
+                 const Shape& ms, int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S) {
+  gemm<T>(false, true, rows, cols, p.dk, static_cast<T>(p.scale), Q.data + Q.offset(t) + i0 * Q.ld, Q.ld,
+          K.data + K.offset(t) + j0 * K.ld, K.ld, S, cols);
+  mask_tile<T>(p, mask_off, ms, i0, rows, j0, cols, S);
 }
 
 // Per-row state of the online softmax for one query tile.
@@ -294,12 +301,28 @@ struct SliceGrads {
   T *dQ = nullptr, *dK = nullptr, *dV = nullptr, *dS = nullptr;  // null when not asked for
 };
 
-// One (query tile, key tile) pair of the backward; S holds the scores tile, dP a scratch tile.
-// Qk: the slice's queries as dK reads them (ld_qk apart); mask_off, ms: the mask rule's (NaN rows).
+// A key tile's three operands, packed once for every query tile that reads it (ops/attention_cpu.h):
+// scale · K_Jᵀ (the scores), V_Jᵀ (dP = dO Vᵀ), scale · K_J (dQ += dS K).
 template <typename T>
-void backward_tile(const Problem& p, const Slices<const T>& K, const Slices<const T>& V, const T* Qk, int64_t ld_qk,
-                   const T* dO, int64_t ld_do, const T* L, const T* D, int64_t t, int64_t mask_off, const Shape& ms,
-                   int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S, T* dP, const SliceGrads<T>& g) {
+struct KeyPanels {
+  Panel<T> kt, vt, k;
+  int64_t cols = -1;  // the keys packed (the causal rule cuts the last tile of a query tile)
+  void pack(const Problem& p, const T* Kj, int64_t ldk, const T* Vj, int64_t ldv, int64_t n) {
+    const T scale = static_cast<T>(p.scale);
+    kt.pack(true, p.dk, n, scale, Kj, ldk);
+    vt.pack(true, p.dv, n, T(1), Vj, ldv);
+    k.pack(false, n, p.dk, scale, Kj, ldk);
+    cols = n;
+  }
+};
+
+// One (query tile, key tile) pair of the backward; S (the scores tile, masked) becomes P, dP is a
+// scratch tile. Qk: the slice's queries as dK reads them (ld_qk apart); mask_off, ms: the mask rule's
+// (NaN rows).
+template <typename T>
+void backward_tile(const Problem& p, const KeyPanels<T>& kp, const T* Qk, int64_t ld_qk, const T* dO, int64_t ld_do,
+                   const T* L, const T* D, int64_t mask_off, const Shape& ms, int64_t i0, int64_t rows, int64_t j0,
+                   int64_t cols, T* S, T* dP, const SliceGrads<T>& g) {
   for (int64_t r = 0; r < rows; ++r) {  // P = e^(S − L), 0 on a row with no visible key (cpu/row_rules.h)
     T* row = S + r * cols;
     const T l = L[i0 + r];
@@ -310,7 +333,7 @@ void backward_tile(const Problem& p, const Slices<const T>& K, const Slices<cons
   const T* dOi = dO + i0 * ld_do;
   if (g.dV) gemm<T>(true, false, cols, p.dv, rows, T(1), S, cols, dOi, ld_do, g.dV + j0 * p.dv, p.dv, T(1));
   if (!g.dQ && !g.dK && !g.dS) return;
-  gemm<T>(false, true, rows, cols, p.dv, T(1), dOi, ld_do, V.data + V.offset(t) + j0 * V.ld, V.ld, dP, cols);
+  gemm<T>(false, rows, dOi, ld_do, kp.vt, dP, cols, T(0));  // dP = dO_I V_Jᵀ
   for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − D), in dP (cpu/row_rules.h)
     T* d = dP + r * cols;
     const T Di = D[i0 + r];
@@ -320,9 +343,7 @@ void backward_tile(const Problem& p, const Slices<const T>& K, const Slices<cons
     if (g.dS) std::copy(d, d + cols, g.dS + (i0 + r) * p.Tk + j0);
   }
   const T scale = static_cast<T>(p.scale);
-  if (g.dQ)
-    gemm<T>(false, false, rows, p.dk, cols, scale, dP, cols, K.data + K.offset(t) + j0 * K.ld, K.ld, g.dQ + i0 * p.dk,
-            p.dk, T(1));
+  if (g.dQ) gemm<T>(false, rows, dP, cols, kp.k, g.dQ + i0 * p.dk, p.dk, T(1));  // dQ_I += scale · dS K_J
   if (g.dK)
     gemm<T>(true, false, cols, p.dk, rows, scale, dP, cols, Qk + i0 * ld_qk, ld_qk, g.dK + j0 * p.dk, p.dk, T(1));
 }
@@ -339,6 +360,7 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
   parallel_for(nb, Tq * std::max<int64_t>(Tk, 1) * (2 * dk + 2 * dv + 8), [&](int64_t begin, int64_t end) {
     std::vector<T> S(static_cast<size_t>(kTileQ * kTileK)), dP(S.size()), D(static_cast<size_t>(Tq));
     std::vector<T> q_finite;  // (Tq, dk): a slice's Q with a NaN or ±inf, read by dK as 0 there
+    KeyPanels<T> kp;
     for (int64_t t = begin; t < end; ++t) {
       const T* dO = dOt.data_ptr<const T>() + t * Tq * dv;
       // dK = dSᵀ Q reads a NaN or ±inf of Q as 0: the NaN rule (ops/attention.h).
@@ -355,14 +377,23 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
       const SliceGrads<T> g{block(b.dQ, t, Tq * dk), block(b.dK, t, Tk * dk), block(b.dV, t, Tk * dv),
                             block(b.dS, t, Tq * Tk)};
       const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
-      for (int64_t i0 = 0; i0 < Tq; i0 += kTileQ) {
-        const int64_t rows = std::min(kTileQ, Tq - i0);
-        const int64_t kend = key_end(p, i0 + rows);
-        for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
+      // Key tiles outer, query tiles inner, so that a key tile's operands are packed once (twice
+      // under the causal rule, which cuts the tile for the query tiles on the diagonal). Each of dQ's
+      // tiles still receives the key tiles in increasing order, each of dK's and dV's the query tiles:
+      // the sums, and so the bits, are those of the other order.
+      const T* Qs = Q.data + Q.offset(t);
+      const T *Ks = K.data + K.offset(t), *Vs = V.data + V.offset(t);
+      for (int64_t j0 = 0; j0 < Tk; j0 += kTileK) {
+        kp.cols = -1;
+        for (int64_t i0 = 0; i0 < Tq; i0 += kTileQ) {
+          const int64_t rows = std::min(kTileQ, Tq - i0), kend = key_end(p, i0 + rows);
+          if (kend <= j0) continue;
           const int64_t cols = std::min(kTileK, kend - j0);
-          scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
-          backward_tile<T>(p, K, V, Qk, ld_qk, dO, dv, Lt.data_ptr<const T>() + t * Tq, D.data(), t, mask_off, ms, i0,
-                           rows, j0, cols, S.data(), dP.data(), g);
+          if (cols != kp.cols) kp.pack(p, Ks + j0 * K.ld, K.ld, Vs + j0 * V.ld, V.ld, cols);
+          gemm<T>(false, rows, Qs + i0 * Q.ld, Q.ld, kp.kt, S.data(), cols, T(0));  // S = scale · Q_I K_Jᵀ
+          mask_tile<T>(p, mask_off, ms, i0, rows, j0, cols, S.data());
+          backward_tile<T>(p, kp, Qk, ld_qk, dO, dv, Lt.data_ptr<const T>() + t * Tq, D.data(), mask_off, ms, i0, rows,
+                           j0, cols, S.data(), dP.data(), g);
         }
       }
     }
