@@ -9,9 +9,10 @@
 // stride. A is read where it lies — its element (i, p) is one broadcast, at stride 1 along p when
 // A is row-major and along i when it is stored transposed, so either way a tile's six rows are six
 // loads a term; a tile at C's last rows has fewer rows, one at its last columns masked loads and
-// stores, so no element outside the matrices is touched. (Packing A, as BLIS does, costs about 16/N of the product's time here, a quarter of it
-// for N = 64; at kMc × kKc, A's block is read from L2 either way.) The micro-kernel keeps an MR × NR
-// tile of C in MR · NR/W vector registers (6 × 16 on AVX2: 12 of the 16 ymm; 6 × 32 on AVX-512).
+// stores, so no element outside the matrices is touched. (Packing A, as BLIS does, costs about 16/N
+// of the product's time here, a quarter of it for N = 64; at kMc × kKc, A's block is read from L2
+// either way.) The micro-kernel keeps an MR × NR tile of C in MR · NR/W vector registers (6 × 16 on
+// AVX2: 12 of the 16 ymm; 6 × 32 on AVX-512). Sizes measured on Zen 4, at both levels (bench/bench_gemm).
 //
 // What each element is, exactly — the same at every level and every blocking:
 //   t ← (beta = 0 ? 0 : beta · c);  for p = 0, 1, …, K−1:  t ← fma(a_ip, alpha · b_pj, t);  c ← t
@@ -71,7 +72,7 @@ constexpr int kMr = 6;             // rows of the register tile
 constexpr int kNv = 2;             // vectors across it
 constexpr int kNr = kNv * kW;      // its columns: 16 (avx2), 32 (avx512)
 constexpr int64_t kKc = 256;       // terms per block of K: a B sliver (kKc × kNr) stays in L1 or near it
-constexpr int64_t kMc = 24 * kMr;  // rows per packed block of A (144 × 256 floats: 144 KiB, in L2)
+constexpr int64_t kMc = 24 * kMr;  // rows of A per block (144 × 256 floats: 144 KiB, read from L2)
 constexpr int64_t kNc = 3072;      // columns per packed block of B (a multiple of either kNr)
 
 // One thread's packed block of B, kept between calls (64-byte aligned, grown on demand).
