@@ -1,12 +1,13 @@
-// ops/attention.cpp — scaled dot-product attention: forward, the hand-written backward, the trace.
+// ops/attention.cpp — scaled dot-product attention: forward, the hand-written backward, the tangent.
 //
 // One graph node, "attention", whose backward is the module's formulas, computed on one of two
 // paths (AttentionOptions::path, ops/attention.h):
 //   materialized  S and P in full. Written op by op here (attention_forward, attention_backward:
-//                 each a batched gemm through matmul — OpenBLAS, or cuBLAS on a CUDA tensor — or
-//                 the row rule softmax_backward), which attention_trace runs and returns every
-//                 buffer of and which attention() runs on CUDA tensors; and fused per batch slice on
-//                 the CPU (ops/attention_cpu.cpp), which attention() runs there, being faster.
+//                 each a batched gemm through matmul — ops/gemm.h, or cuBLAS on a CUDA tensor — or
+//                 the row rule softmax_backward), which attention_trace (ops/attention_trace.cpp)
+//                 runs and returns every buffer of, and which attention() runs on CUDA tensors;
+//                 and fused per batch slice on the CPU (ops/attention_cpu.cpp), which attention()
+//                 runs there, being faster.
 //   tiled         FlashAttention-2 on the CPU (ops/attention_tiled.cpp): O and the row
 //                 log-sum-exp kept, P recomputed tile by tile in the backward.
 // The tests hold every path to the others. The mask rule is stated once per device:
@@ -16,7 +17,6 @@
 
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <vector>
 
 #include "cuda/ops.h"
@@ -64,7 +64,9 @@ Tensor finite_queries(const Problem& p) {
 //   O = P V                       (batch..., Tq, dv)   outputs
 // A NaN row's P is NaN at its hidden keys too, by the arithmetic (e^(−inf − m) · 1/NaN); the NaN
 // rule makes those 0 after the softmax, finding the rows by their NaN in O (in P when dv = 0).
-Forward attention_forward(const Problem& p) {
+}  // namespace
+
+Forward attention_detail::attention_forward(const Problem& p) {
   Forward f;
   f.S = matmul(p.q, p.k.transpose(-2, -1));  // gemm with K read transposed in place
   scale_and_mask(p, f.S);
@@ -73,6 +75,8 @@ Forward attention_forward(const Problem& p) {
   zero_hidden_in_nan_rows(p, f.P, p.dv > 0 ? f.O : f.P);
   return f;
 }
+
+namespace {
 
 // backward. O_i = Σ_j P_ij v_j and S_ij = q_i · k_j · scale, so with dO = dL/dO:
 //   dV = Pᵀ dO                        (batch..., Tk, dv)   dL/dv_j = Σ_i P_ij dO_i
@@ -112,9 +116,13 @@ struct InPlaceSteps {
   Tensor queries() const { return finite_queries(p); }
 };
 
-Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
+}  // namespace
+
+Backward attention_detail::attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
   return backward_formulas(p, P, dO, need, InPlaceSteps{p});
 }
+
+namespace {
 
 // A b8 tensor of x's shape on x's device, true where `pick` holds for x's entry (read on the host);
 // *any: whether it holds anywhere.
@@ -197,13 +205,22 @@ Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& liv
 // from the given q, k, v, so the tangent is differentiable again; it holds (batch..., Tq, Tk) on
 // every path. `d`: the tangents of q, k, v (and of the mask), each undefined where none.
 // Ṡ's part from Q and K, (Q̇ Kᵀ + Q K̇ᵀ) · scale (batch..., Tq, Tk); undefined when neither moves.
-Tensor scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk) {
+}  // namespace
+
+Tensor attention_detail::scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk) {
   const Tensor qk =
       tangent_sum({if_tangent(dq, [&](const Tensor& t) { return matmul(expand(t, with_last2(p.batch, p.Tq, p.dk)), p.k.transpose(-2, -1)); }),
                    if_tangent(dk, [&](const Tensor& t) { return matmul(p.q, expand(t, with_last2(p.batch, p.Tk, p.dk)).transpose(-2, -1)); })},
                   with_last2(p.batch, p.Tq, p.Tk));
   return if_tangent(qk, [&](const Tensor& t) { return mul(t, p.scale); });
 }
+
+Tensor attention_detail::hidden_entries(const Tensor& S) {
+  const double ninf = -std::numeric_limits<double>::infinity();
+  return entries_where(S, [&](double x) { return x == ninf; });
+}
+
+namespace {
 
 Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d) {
   const Shape scores = with_last2(p.batch, p.Tq, p.Tk), o_shape = with_last2(p.batch, p.Tq, p.dv);
@@ -399,57 +416,6 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
     }, where);
   }
   return out;
-}
-
-AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO,
-                               const AttentionOptions& opts) {
-  Problem p = prepare("attention_trace", q, k, v, opts);
-  const Shape o_shape = with_last2(p.batch, p.Tq, p.dv);
-  if (!dO.defined() || dO.shape() != o_shape)
-    fail("attention_trace", "dO {} must have the shape of the output O {} (Q {}, K {}, V {})",
-         dO.defined() ? shape_str(dO.shape()) : "(undefined)", shape_str(o_shape), shape_str(q.shape()),
-         shape_str(k.shape()), shape_str(v.shape()));
-  check_same_dtype_device("attention_trace", q, dO);
-  NoGradGuard ng;
-  Forward f = attention_forward(p);
-  Backward b = attention_backward(p, f.P, dO.detach(), {.q = true, .k = true, .v = true});
-  AttentionTrace t;
-  t.S = f.S;
-  t.P = f.P;
-  t.O = f.O;
-  t.dO = dO.detach();
-  t.dP = b.dP;
-  t.D = b.D;
-  t.dS = b.dS;
-  t.dQ = sum_to(b.dQ, q.shape());
-  t.dK = sum_to(b.dK, k.shape());
-  t.dV = sum_to(b.dV, v.shape());
-  t.scale = p.scale;
-  return t;
-}
-
-AttentionTangentTrace attention_tangent_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dq,
-                                              const Tensor& dk, const Tensor& dv, const AttentionOptions& opts) {
-  const char* op = "attention_tangent_trace";
-  Problem p = prepare(op, q, k, v, opts);
-  for (const auto& [t, x, name] : {std::tuple{&dq, &q, "Q̇"}, std::tuple{&dk, &k, "K̇"}, std::tuple{&dv, &v, "V̇"}})
-    if (t->defined() && (t->shape() != x->shape() || t->dtype() != x->dtype() || t->device() != x->device()))
-      fail(op, "the tangent {} {} must match its input {} in shape, dtype and device", name, t->describe(), x->describe());
-  NoGradGuard ng;
-  const Forward f = attention_forward(p);
-  const Shape scores = with_last2(p.batch, p.Tq, p.Tk), o_shape = with_last2(p.batch, p.Tq, p.dv);
-  AttentionTangentTrace t;
-  t.S = f.S, t.P = f.P, t.O = f.O, t.scale = p.scale;
-  const double ninf = -std::numeric_limits<double>::infinity();
-  const Tensor hidden = entries_where(f.S, [&](double s) { return s == ninf; });
-  auto ex = [&](const Tensor& x, int64_t rows, int64_t cols) { return expand(x.detach(), with_last2(p.batch, rows, cols)); };
-  const Tensor sdot = scores_tangent(p, dq, dk);
-  t.dotS = masked_fill(sdot.defined() ? sdot : zeros(scores, q.dtype(), q.device()), hidden, 0.0);
-  t.dotD = sum(mul(t.P, t.dotS), {-1}, true);
-  t.dotP = mul(t.P, sub(t.dotS, t.dotD));
-  t.dotO = tangent_sum({matmul(t.dotP, p.v), if_tangent(dv, [&](const Tensor& x) { return matmul(t.P, ex(x, p.Tk, p.dv)); })},
-                       o_shape);
-  return t;
 }
 
 Tensor causal_mask(int64_t T) {

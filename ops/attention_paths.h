@@ -70,6 +70,17 @@ struct Needs {
 // The fused backward: dQ, dK, dV, dS (those asked for) at the expanded batch shape.
 Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need);
 
+// ---------------------------------------------------------------- op by op (attention.cpp)
+
+// The materialized forward and backward written op by op (S, P, O; dV, dP, D, dS, dQ, dK), run by
+// attention() on CUDA tensors and by the traces (attention_trace.cpp), which return every buffer.
+Forward attention_forward(const Problem& p);
+Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need);
+// Ṡ's part from Q and K, (Q̇ Kᵀ + Q K̇ᵀ) · scale (batch..., Tq, Tk); undefined when neither moves.
+Tensor scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk);
+// A b8 tensor of S's shape on S's device, true where S is −inf (a hidden key).
+Tensor hidden_entries(const Tensor& S);
+
 // ---------------------------------------------------------------- the tiled path (attention_tiled.cpp)
 
 // FlashAttention-2's forward: O (batch..., Tq, dv) and the row log-sum-exp L (batch..., Tq) of the
