@@ -95,29 +95,6 @@ inline void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T 
   hg::gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-// One B operand of several products, alpha folded in: packed once in float32 (ops/gemm.h's
-// PackedB, where handgrad's kernel runs them), read where it lies in float64. The same bits as gemm.
-template <typename T>
-struct Panel {
-  bool trans_b = false;
-  int64_t K = 0, N = 0, ldb = 0;
-  T alpha = T(1);
-  const T* B = nullptr;
-  void pack(bool t, int64_t k, int64_t n, T a, const T* b, int64_t ld) { trans_b = t, K = k, N = n, alpha = a, B = b, ldb = ld; }
-};
-template <>
-struct Panel<float> {
-  PackedB packed;
-  void pack(bool t, int64_t k, int64_t n, float a, const float* b, int64_t ld) { packed.pack(t, k, n, a, b, ld); }
-};
-
-// C (M, N) = op(A) · (the panel) + beta · C.
-template <typename T>
-inline void gemm(bool trans_a, int64_t M, const T* A, int64_t lda, const Panel<T>& B, T* C, int64_t ldc, T beta) {
-  if constexpr (std::is_same_v<T, float>) hg::gemm(trans_a, M, A, lda, B.packed, beta, C, ldc);
-  else hg::gemm(trans_a, B.trans_b, M, B.N, B.K, B.alpha, A, lda, B.B, B.ldb, beta, C, ldc);
-}
-
 // One operand's matrices as gemm reads them: slice t's (rows, d) block starts at
 // data + offset(t), rows `ld` apart, unit stride along a row.
 template <typename T>

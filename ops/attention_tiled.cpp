@@ -301,11 +301,11 @@ struct SliceGrads {
   T *dQ = nullptr, *dK = nullptr, *dV = nullptr, *dS = nullptr;  // null when not asked for
 };
 
-// A key tile's three operands, packed once for every query tile that reads it (ops/attention_cpu.h):
+// A key tile's three operands, packed once for every query tile that reads it (ops/gemm.h):
 // scale · K_Jᵀ (the scores), V_Jᵀ (dP = dO Vᵀ), scale · K_J (dQ += dS K).
 template <typename T>
 struct KeyPanels {
-  Panel<T> kt, vt, k;
+  PackedB<T> kt, vt, k;
   int64_t cols = -1;  // the keys packed (the causal rule cuts the last tile of a query tile)
   void pack(const Problem& p, const T* Kj, int64_t ldk, const T* Vj, int64_t ldv, int64_t n) {
     const T scale = static_cast<T>(p.scale);
@@ -333,7 +333,7 @@ void backward_tile(const Problem& p, const KeyPanels<T>& kp, const T* Qk, int64_
   const T* dOi = dO + i0 * ld_do;
   if (g.dV) gemm<T>(true, false, cols, p.dv, rows, T(1), S, cols, dOi, ld_do, g.dV + j0 * p.dv, p.dv, T(1));
   if (!g.dQ && !g.dK && !g.dS) return;
-  gemm<T>(false, rows, dOi, ld_do, kp.vt, dP, cols, T(0));  // dP = dO_I V_Jᵀ
+  kp.vt.gemm(false, rows, dOi, ld_do, T(0), dP, cols);  // dP = dO_I V_Jᵀ
   for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − D), in dP (cpu/row_rules.h)
     T* d = dP + r * cols;
     const T Di = D[i0 + r];
@@ -343,7 +343,7 @@ void backward_tile(const Problem& p, const KeyPanels<T>& kp, const T* Qk, int64_
     if (g.dS) std::copy(d, d + cols, g.dS + (i0 + r) * p.Tk + j0);
   }
   const T scale = static_cast<T>(p.scale);
-  if (g.dQ) gemm<T>(false, rows, dP, cols, kp.k, g.dQ + i0 * p.dk, p.dk, T(1));  // dQ_I += scale · dS K_J
+  if (g.dQ) kp.k.gemm(false, rows, dP, cols, T(1), g.dQ + i0 * p.dk, p.dk);  // dQ_I += scale · dS K_J
   if (g.dK)
     gemm<T>(true, false, cols, p.dk, rows, scale, dP, cols, Qk + i0 * ld_qk, ld_qk, g.dK + j0 * p.dk, p.dk, T(1));
 }
@@ -390,7 +390,7 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
           if (kend <= j0) continue;
           const int64_t cols = std::min(kTileK, kend - j0);
           if (cols != kp.cols) kp.pack(p, Ks + j0 * K.ld, K.ld, Vs + j0 * V.ld, V.ld, cols);
-          gemm<T>(false, rows, Qs + i0 * Q.ld, Q.ld, kp.kt, S.data(), cols, T(0));  // S = scale · Q_I K_Jᵀ
+          kp.kt.gemm(false, rows, Qs + i0 * Q.ld, Q.ld, T(0), S.data(), cols);  // S = scale · Q_I K_Jᵀ
           mask_tile<T>(p, mask_off, ms, i0, rows, j0, cols, S.data());
           backward_tile<T>(p, kp, Qk, ld_qk, dO, dv, Lt.data_ptr<const T>() + t * Tq, D.data(), mask_off, ms, i0, rows,
                            j0, cols, S.data(), dP.data(), g);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "cpu/kernels.h"
 #include "engine/error.h"
@@ -98,21 +99,29 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double al
               bi(ldc));
 }
 
-void PackedB::pack(bool trans_b, int64_t K, int64_t N, float alpha, const float* B, int64_t ldb) {
+template <typename T>
+void PackedB<T>::pack(bool trans_b, int64_t K, int64_t N, T alpha, const T* B, int64_t ldb) {
   trans_b_ = trans_b, K_ = K, N_ = N, ldb_ = ldb, alpha_ = alpha, B_ = B;
-  packed_ = choose_gemm(false, trans_b, 0, N, K) == GemmImpl::handgrad;
-  if (!packed_) return;
-  const cpu::Kernels& k = cpu::kernels();
-  packed_for_ = &k;
-  panel_.resize(static_cast<size_t>(k.sgemm_packed_size(K, N)));
-  k.sgemm_pack_b(trans_b, K, N, alpha, B, ldb, panel_.data());
+  if constexpr (std::is_same_v<T, float>) {
+    packed_ = choose_gemm(false, trans_b, 0, N, K) == GemmImpl::handgrad;
+    if (!packed_) return;
+    const cpu::Kernels& k = cpu::kernels();
+    packed_for_ = &k;
+    panel_.resize(static_cast<size_t>(k.sgemm_packed_size(K, N)));
+    k.sgemm_pack_b(trans_b, K, N, alpha, B, ldb, panel_.data());
+  }
 }
 
-void gemm(bool trans_a, int64_t M, const float* A, int64_t lda, const PackedB& B, float beta, float* C, int64_t ldc) {
-  if (B.packed_ && B.packed_for_ == &cpu::kernels() && choose_gemm(trans_a, B.trans_b_, M, B.N_, B.K_) == GemmImpl::handgrad)
-    return cpu::kernels().sgemm_packed(trans_a, M, B.N_, B.K_, A, lda, B.panel_.data(), beta, C, ldc);
-  gemm(trans_a, B.trans_b_, M, B.N_, B.K_, B.alpha_, A, lda, B.B_, B.ldb_, beta, C, ldc);
+template <typename T>
+void PackedB<T>::gemm(bool trans_a, int64_t M, const T* A, int64_t lda, T beta, T* C, int64_t ldc) const {
+  if constexpr (std::is_same_v<T, float>)
+    if (packed_ && packed_for_ == &cpu::kernels() && choose_gemm(trans_a, trans_b_, M, N_, K_) == GemmImpl::handgrad)
+      return cpu::kernels().sgemm_packed(trans_a, M, N_, K_, A, lda, panel_.data(), beta, C, ldc);
+  hg::gemm(trans_a, trans_b_, M, N_, K_, alpha_, A, lda, B_, ldb_, beta, C, ldc);
 }
+
+template class PackedB<float>;
+template class PackedB<double>;
 
 ForceGemm::ForceGemm(GemmImpl impl) : previous_(forced.load()) {
   if (impl == GemmImpl::handgrad && !own_gemm_available())

@@ -23,30 +23,30 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
           const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
 
-// One float32 B operand (K × N, alpha folded in) for several products with it, packed once when
-// handgrad's kernel runs them (the tiled attention multiplies each K_J and V_J tile by every query
-// tile); on OpenBLAS it only remembers B. Valid while B's memory is. The implementation is chosen
-// when B is packed (the table reads K, not M); a product at another CPU level than the packing's
-// (a test's ForceCapability in between) reads B itself.
+// One B operand (op(B), K × N, alpha folded in) for several products with it (the tiled attention
+// multiplies each K_J and V_J tile by every query tile): packed once when handgrad's float32 kernel
+// runs them; on OpenBLAS (and always in float64) it only remembers B. Valid while B's memory is.
+// The implementation is chosen when B is packed (the table reads K, not M); a product at another
+// CPU level than the packing's (a test's ForceCapability in between) reads B itself.
+template <typename T>
 class PackedB {
  public:
-  void pack(bool trans_b, int64_t K, int64_t N, float alpha, const float* B, int64_t ldb);
+  void pack(bool trans_b, int64_t K, int64_t N, T alpha, const T* B, int64_t ldb);
   int64_t K() const { return K_; }
   int64_t N() const { return N_; }
 
+  // C (M × N) ← op(A) op(B) (as packed) + beta · C, op(A) = Aᵀ when trans_a: the same bits as gemm
+  // with that B and alpha.
+  void gemm(bool trans_a, int64_t M, const T* A, int64_t lda, T beta, T* C, int64_t ldc) const;
+
  private:
-  friend void gemm(bool, int64_t, const float*, int64_t, const PackedB&, float, float*, int64_t);
   bool trans_b_ = false, packed_ = false;
   int64_t K_ = 0, N_ = 0, ldb_ = 0;
-  float alpha_ = 1.0f;
-  const float* B_ = nullptr;
+  T alpha_ = T(1);
+  const T* B_ = nullptr;
   const void* packed_for_ = nullptr;  // the kernel table whose layout panel_ has
   std::vector<float> panel_;          // reused by the next pack
 };
-
-// C (M × N) ← A op(B) (as packed) + beta · C, op(A) = Aᵀ when trans_a: the same bits as gemm with
-// that B and alpha.
-void gemm(bool trans_a, int64_t M, const float* A, int64_t lda, const PackedB& B, float beta, float* C, int64_t ldc);
 
 // Which implementation the float32 gemm of this shape runs on, with HANDGRAD_GEMM (or a
 // ForceGemm) applied.

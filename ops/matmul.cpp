@@ -2,7 +2,7 @@
 //
 // The forward never copies an operand whose matrix dimensions gemm can already read: a
 // row-major slice (unit column stride) is passed untransposed with lda = its row stride, a
-// transposed one (unit row stride, e.g. b.transpose(-2, -1)) as CblasTrans with lda = its column
+// transposed one (unit row stride, e.g. b.transpose(-2, -1)) transposed, with lda = its column
 // stride. Anything else (a slice with a step, an expand along a matrix dimension) is first made
 // contiguous. Batch dimensions broadcast (stride 0), so a weight (k, m) shared by every slice of
 // x (B, T, k) is read in place; when the slices of `a` also sit back to back in memory, the whole
@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <type_traits>
 
 #include "cuda/ops.h"
 #include "engine/dispatch.h"
@@ -73,11 +72,10 @@ Shape batch_strides(const Tensor& x, const Shape& batch) {
 }
 
 template <typename T>
-void gemm_slice(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C,
-          int64_t ldc) {
+void gemm_slice(const GemmLayout& la, const GemmLayout& lb, int64_t M, int64_t N, int64_t K, const T* A, const T* B,
+                T* C, int64_t ldc) {
   hg::gemm(la.trans, lb.trans, M, N, K, T(1), A, la.ld, B, lb.ld, T(0), C, ldc);
 }
-
 
 // A gemm worth splitting: about 2 MFLOP (tens of microseconds), well above a thread's wake-up.
 constexpr int64_t kSplitGemmWork = int64_t{1} << 20;

@@ -267,14 +267,14 @@ TEST_CASE("a packed B (ops/gemm.h's PackedB) gives gemm's bits, on either implem
       const Operands o = operands(c, seed++);
       std::vector<float> want = o.C, got = o.C;
       gemm(c.ta, c.tb, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta, want.data(), o.ldc);
-      PackedB B;
+      PackedB<float> B;
       B.pack(c.tb, c.K, c.N, c.alpha, o.B.data(), o.ldb);
-      gemm(c.ta, c.M, o.A.data(), o.lda, B, c.beta, got.data(), o.ldc);
+      B.gemm(c.ta, c.M, o.A.data(), o.lda, c.beta, got.data(), o.ldc);
       CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
       if (impl == GemmImpl::handgrad && cpu::kernels_for(Capability::avx2) && cpu::kernels().level != Capability::avx2) {
         cpu::ForceCapability other(Capability::avx2);  // another panel layout: B is read where it lies
         std::vector<float> again = o.C;
-        gemm(c.ta, c.M, o.A.data(), o.lda, B, c.beta, again.data(), o.ldc);
+        B.gemm(c.ta, c.M, o.A.data(), o.lda, c.beta, again.data(), o.ldc);
         CHECK(std::memcmp(again.data(), want.data(), again.size() * sizeof(float)) == 0);
       }
     }
