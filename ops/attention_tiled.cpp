@@ -37,6 +37,7 @@
 //   Ȯ = B / ℓ − (g / ℓ) O.
 // Per tile pair that is the forward's two products and four more of the same sizes (Q̇ Kᵀ, Q K̇ᵀ,
 // (P̃ ∘ Ṡ) V, P̃ V̇); memory stays linear in T (a second (rows, cols) tile and the two accumulators).
+// scale · K_Jᵀ and V_J are packed once per tile pair for their two products each (ops/gemm.h's PackedB).
 // A row with no visible key has ℓ = 0: Ȯ = 0; a NaN row gives NaN. A hidden key has P̃ = 0, so its
 // ṡ never counts.
 //
@@ -102,7 +103,7 @@ struct RowState {
 // stays NaN. Only while a row has no finite visible score (m' = −inf) is a NaN looked for by hand.
 // `factors`, when given, receives each row's rescale e^(m − m') (1 for a row still without a visible key).
 template <typename T>
-void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, const T* V, int64_t ldv,
+void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, const PackedB<T>& Vj,
                  T* factors = nullptr) {
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
@@ -122,7 +123,7 @@ void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, 
       for (int64_t c = 0; c < dv; ++c) st.acc[r * dv + c] *= rescale;
     st.m[r] = m_new;
   }
-  gemm<T>(false, false, rows, dv, cols, T(1), S, cols, V, ldv, st.acc.data(), dv, T(1));  // A += P̃ V_J
+  Vj.gemm(false, rows, S, cols, T(1), st.acc.data(), dv);  // A += P̃ V_J
 }
 
 template <typename T>
@@ -137,6 +138,7 @@ void forward_slices(const Problem& p, TiledForward& f) {
   const int64_t Tq = p.Tq, dv = p.dv, tiles = (Tq + kTileQ - 1) / kTileQ, nb = shape_numel(p.batch);
   parallel_for(nb * tiles, kTileQ * std::max<int64_t>(p.Tk, 1) * (p.dk + dv + 8), [&](int64_t begin, int64_t end) {
     std::vector<T> S(static_cast<size_t>(kTileQ * kTileK));
+    PackedB<T> vj;
     for (int64_t w = begin; w < end; ++w) {
       const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
       const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
@@ -145,7 +147,8 @@ void forward_slices(const Problem& p, TiledForward& f) {
       for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
         const int64_t cols = std::min(kTileK, kend - j0);
         scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
-        absorb_tile<T>(st, S.data(), rows, cols, dv, V.data + V.offset(t) + j0 * V.ld, V.ld);
+        vj.pack(false, cols, dv, T(1), V.data + V.offset(t) + j0 * V.ld, V.ld);
+        absorb_tile<T>(st, S.data(), rows, cols, dv, vj);
       }
       for (int64_t r = 0; r < rows; ++r) {
         T* o = O + (t * Tq + i0 + r) * dv;
@@ -195,29 +198,34 @@ struct TangentTile {
   const Slices<const void>& mask;
   const Shape& ms;
 
-  void run(int64_t t, int64_t i0, int64_t rows, T* O, T* L, T* dO, std::vector<T>& S, std::vector<T>& Sd) const {
+  void run(int64_t t, int64_t i0, int64_t rows, T* O, T* L, T* dO, std::vector<T>& S, std::vector<T>& Sd,
+           PackedB<T>& kt, PackedB<T>& vj) const {
     const int64_t dv = p.dv, dk = p.dk, mask_off = p.mask.defined() ? mask.offset(t) : 0;
     const T scale = static_cast<T>(p.scale);
     RowState<T> st(rows, dv);
     std::vector<T> B(static_cast<size_t>(rows * dv), T(0)), g(static_cast<size_t>(rows), T(0)),
         factors(static_cast<size_t>(rows));
     const int64_t kend = key_end(p, i0 + rows);
+    const T* Qi = Q.data + Q.offset(t) + i0 * Q.ld;
     for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
       const int64_t cols = std::min(kTileK, kend - j0);
-      scores_tile<T>(p, Q, K, t, mask_off, ms, i0, rows, j0, cols, S.data());
+      // scale · K_Jᵀ and V_J, packed once for the pair's two products each (the same bits as gemm's own packing)
+      kt.pack(true, dk, cols, scale, K.data + K.offset(t) + j0 * K.ld, K.ld);
+      vj.pack(false, cols, dv, T(1), V.data + V.offset(t) + j0 * V.ld, V.ld);
+      kt.gemm(false, rows, Qi, Q.ld, T(0), S.data(), cols);  // S = scale · Q_I K_Jᵀ
+      mask_tile<T>(p, mask_off, ms, i0, rows, j0, cols, S.data());
       // Ṡ = (Q̇ Kᵀ + Q K̇ᵀ) · scale, before S becomes P̃
       T beta = T(0);
       if (dQ.data) {
-        gemm<T>(false, true, rows, cols, dk, scale, dQ.data + dQ.offset(t) + i0 * dQ.ld, dQ.ld,
-                K.data + K.offset(t) + j0 * K.ld, K.ld, Sd.data(), cols, beta);
+        kt.gemm(false, rows, dQ.data + dQ.offset(t) + i0 * dQ.ld, dQ.ld, beta, Sd.data(), cols);
         beta = T(1);
       }
       if (dK.data) {
-        gemm<T>(false, true, rows, cols, dk, scale, Q.data + Q.offset(t) + i0 * Q.ld, Q.ld,
-                dK.data + dK.offset(t) + j0 * dK.ld, dK.ld, Sd.data(), cols, beta);
+        gemm<T>(false, true, rows, cols, dk, scale, Qi, Q.ld, dK.data + dK.offset(t) + j0 * dK.ld, dK.ld, Sd.data(), cols,
+                beta);
         beta = T(1);
       }
-      absorb_tile<T>(st, S.data(), rows, cols, dv, V.data + V.offset(t) + j0 * V.ld, V.ld, factors.data());
+      absorb_tile<T>(st, S.data(), rows, cols, dv, vj, factors.data());
       for (int64_t r = 0; r < rows; ++r) {  // the same rescale; Ṡ becomes P̃ ∘ Ṡ, g grows by its row sum
         if (factors[r] != T(1)) {
           g[r] *= factors[r];
@@ -228,8 +236,7 @@ struct TangentTile {
         T* sd = Sd.data() + r * cols;
         g[r] += sum_lanes<T>(cols, [&](int64_t c) { return sd[c] = pr[c] == T(0) ? T(0) : pr[c] * sd[c]; });
       }
-      if (beta != T(0))  // B += (P̃ ∘ Ṡ) V_J
-        gemm<T>(false, false, rows, dv, cols, T(1), Sd.data(), cols, V.data + V.offset(t) + j0 * V.ld, V.ld, B.data(), dv, T(1));
+      if (beta != T(0)) vj.gemm(false, rows, Sd.data(), cols, T(1), B.data(), dv);  // B += (P̃ ∘ Ṡ) V_J
       if (dV.data)  // B += P̃ V̇_J
         gemm<T>(false, false, rows, dv, cols, T(1), S.data(), cols, dV.data + dV.offset(t) + j0 * dV.ld, dV.ld, B.data(), dv, T(1));
     }
@@ -271,10 +278,11 @@ void tangent_slices_run(const Problem& p, Tensor dq, Tensor dk, Tensor dv, Tiled
   const int64_t Tq = p.Tq, n_dv = p.dv, tiles = (Tq + kTileQ - 1) / kTileQ, nb = shape_numel(p.batch);
   parallel_for(nb * tiles, kTileQ * std::max<int64_t>(p.Tk, 1) * (3 * p.dk + 3 * n_dv + 8), [&](int64_t begin, int64_t end) {
     std::vector<T> S(static_cast<size_t>(kTileQ * kTileK)), Sd(S.size());
+    PackedB<T> k_panel, v_panel;  // a key tile's scale · K_Jᵀ and V_J (TangentTile::run)
     for (int64_t w = begin; w < end; ++w) {
       const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
       const int64_t at = t * Tq + i0;
-      tile.run(t, i0, rows, O + at * n_dv, L + at, Od + at * n_dv, S, Sd);
+      tile.run(t, i0, rows, O + at * n_dv, L + at, Od + at * n_dv, S, Sd, k_panel, v_panel);
     }
   });
 }
