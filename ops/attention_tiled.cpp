@@ -91,7 +91,8 @@ void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const 
 // Per-row state of the online softmax for one query tile.
 template <typename T>
 struct RowState {
-  std::vector<T> m, l, acc;  // (rows), (rows), (rows, dv)
+  std::vector<T> m, l;
+  aligned_vector<T> acc;  // (rows), (rows), (rows, dv)
   std::vector<char> nan;     // a visible score was NaN while nothing else was visible (see absorb_tile)
   RowState(int64_t rows, int64_t dv)
       : m(static_cast<size_t>(rows), -std::numeric_limits<T>::infinity()), l(static_cast<size_t>(rows), T(0)),
@@ -137,7 +138,7 @@ void forward_slices(const Problem& p, TiledForward& f) {
   T* L = f.L.data_ptr<T>();
   const int64_t Tq = p.Tq, dv = p.dv, tiles = (Tq + kTileQ - 1) / kTileQ, nb = shape_numel(p.batch);
   parallel_for(nb * tiles, kTileQ * std::max<int64_t>(p.Tk, 1) * (p.dk + dv + 8), [&](int64_t begin, int64_t end) {
-    std::vector<T> S(static_cast<size_t>(kTileQ * kTileK));
+    aligned_vector<T> S(static_cast<size_t>(kTileQ * kTileK));  // rows 64-byte aligned (engine/aligned.h)
     PackedB<T> vj;
     for (int64_t w = begin; w < end; ++w) {
       const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
@@ -198,13 +199,13 @@ struct TangentTile {
   const Slices<const void>& mask;
   const Shape& ms;
 
-  void run(int64_t t, int64_t i0, int64_t rows, T* O, T* L, T* dO, std::vector<T>& S, std::vector<T>& Sd,
+  void run(int64_t t, int64_t i0, int64_t rows, T* O, T* L, T* dO, aligned_vector<T>& S, aligned_vector<T>& Sd,
            PackedB<T>& kt, PackedB<T>& vj) const {
     const int64_t dv = p.dv, dk = p.dk, mask_off = p.mask.defined() ? mask.offset(t) : 0;
     const T scale = static_cast<T>(p.scale);
     RowState<T> st(rows, dv);
-    std::vector<T> B(static_cast<size_t>(rows * dv), T(0)), g(static_cast<size_t>(rows), T(0)),
-        factors(static_cast<size_t>(rows));
+    aligned_vector<T> B(static_cast<size_t>(rows * dv), T(0));
+    std::vector<T> g(static_cast<size_t>(rows), T(0)), factors(static_cast<size_t>(rows));
     const int64_t kend = key_end(p, i0 + rows);
     const T* Qi = Q.data + Q.offset(t) + i0 * Q.ld;
     for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
@@ -277,7 +278,7 @@ void tangent_slices_run(const Problem& p, Tensor dq, Tensor dk, Tensor dv, Tiled
   T* Od = f.Odot.data_ptr<T>();
   const int64_t Tq = p.Tq, n_dv = p.dv, tiles = (Tq + kTileQ - 1) / kTileQ, nb = shape_numel(p.batch);
   parallel_for(nb * tiles, kTileQ * std::max<int64_t>(p.Tk, 1) * (3 * p.dk + 3 * n_dv + 8), [&](int64_t begin, int64_t end) {
-    std::vector<T> S(static_cast<size_t>(kTileQ * kTileK)), Sd(S.size());
+    aligned_vector<T> S(static_cast<size_t>(kTileQ * kTileK)), Sd(S.size());
     PackedB<T> k_panel, v_panel;  // a key tile's scale · K_Jᵀ and V_J (TangentTile::run)
     for (int64_t w = begin; w < end; ++w) {
       const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
@@ -366,7 +367,8 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
   const int64_t Tq = p.Tq, Tk = p.Tk, dk = p.dk, dv = p.dv, nb = shape_numel(p.batch);
   const auto block = [](Tensor& x, int64_t t, int64_t n) { return x.defined() ? x.data_ptr<T>() + t * n : nullptr; };
   parallel_for(nb, Tq * std::max<int64_t>(Tk, 1) * (2 * dk + 2 * dv + 8), [&](int64_t begin, int64_t end) {
-    std::vector<T> S(static_cast<size_t>(kTileQ * kTileK)), dP(S.size()), D(static_cast<size_t>(Tq));
+    aligned_vector<T> S(static_cast<size_t>(kTileQ * kTileK)), dP(S.size());
+    std::vector<T> D(static_cast<size_t>(Tq));
     std::vector<T> q_finite;  // (Tq, dk): a slice's Q with a NaN or ±inf, read by dK as 0 there
     KeyPanels<T> kp;
     for (int64_t t = begin; t < end; ++t) {

@@ -4,7 +4,6 @@
 #include <cblas.h>
 
 #include <atomic>
-#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -100,9 +99,6 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double al
               bi(ldc));
 }
 
-// Floats of room for moving the panel to a 64-byte boundary (a vector's data is float-aligned).
-constexpr size_t kSlack = 64 / sizeof(float) - 1;
-
 template <typename T>
 void PackedB<T>::pack(bool trans_b, int64_t K, int64_t N, T alpha, const T* B, int64_t ldb) {
   trans_b_ = trans_b, K_ = K, N_ = N, ldb_ = ldb, alpha_ = alpha, B_ = B;
@@ -111,22 +107,16 @@ void PackedB<T>::pack(bool trans_b, int64_t K, int64_t N, T alpha, const T* B, i
     if (!packed_) return;
     const cpu::Kernels& k = cpu::kernels();
     packed_for_ = &k;
-    panel_.resize(static_cast<size_t>(k.sgemm_packed_size(K, N)) + kSlack);
-    k.sgemm_pack_b(trans_b, K, N, alpha, B, ldb, panel());
+    panel_.resize(static_cast<size_t>(k.sgemm_packed_size(K, N)));
+    k.sgemm_pack_b(trans_b, K, N, alpha, B, ldb, panel_.data());
   }
-}
-
-template <typename T>
-float* PackedB<T>::panel() const {
-  const auto at = reinterpret_cast<uintptr_t>(panel_.data());
-  return const_cast<float*>(panel_.data()) + ((64 - at % 64) % 64) / sizeof(float);
 }
 
 template <typename T>
 void PackedB<T>::gemm(bool trans_a, int64_t M, const T* A, int64_t lda, T beta, T* C, int64_t ldc) const {
   if constexpr (std::is_same_v<T, float>)
     if (packed_ && packed_for_ == &cpu::kernels() && choose_gemm(trans_a, trans_b_, M, N_, K_) == GemmImpl::handgrad)
-      return cpu::kernels().sgemm_packed(trans_a, M, N_, K_, A, lda, panel(), beta, C, ldc);
+      return cpu::kernels().sgemm_packed(trans_a, M, N_, K_, A, lda, panel_.data(), beta, C, ldc);
   hg::gemm(trans_a, trans_b_, M, N_, K_, alpha_, A, lda, B_, ldb_, beta, C, ldc);
 }
 

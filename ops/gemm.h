@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/aligned.h"
+
 namespace hg {
 
 enum class GemmImpl { openblas, handgrad };
@@ -45,8 +47,7 @@ class PackedB {
   T alpha_ = T(1);
   const T* B_ = nullptr;
   const void* packed_for_ = nullptr;  // the kernel table whose layout panel_ has
-  std::vector<float> panel_;          // reused by the next pack; the panel starts at its first 64-byte boundary
-  float* panel() const;               // (the kernel's vector loads must not straddle cache lines)
+  aligned_vector<float> panel_;       // reused by the next pack
 };
 
 // Which implementation the float32 gemm of this shape runs on, with HANDGRAD_GEMM (or a
