@@ -1,7 +1,7 @@
 // engine/aligned.h — std::vector whose data starts on a 64-byte boundary (a cache line, one zmm),
 // for the CPU kernels' scratch tiles and packed panels: a 64-byte vector load or store at an
-// address that is only float-aligned, as std::vector's own allocator gives, straddles two cache
-// lines three times in four and costs about twice as much (bench/RESULTS.md).
+// address that is only 16-byte aligned, as std::vector's own allocator gives, straddles two cache
+// lines three times in four (5-7 % of a kernel's time where it happened: bench/RESULTS.md).
 #pragma once
 #include <cstddef>
 #include <new>
