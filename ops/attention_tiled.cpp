@@ -91,9 +91,9 @@ void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const 
 // Per-row state of the online softmax for one query tile.
 template <typename T>
 struct RowState {
-  std::vector<T> m, l;
-  aligned_vector<T> acc;  // (rows), (rows), (rows, dv)
-  std::vector<char> nan;     // a visible score was NaN while nothing else was visible (see absorb_tile)
+  std::vector<T> m, l;    // (rows) each
+  aligned_vector<T> acc;  // (rows, dv), its rows the C of A += P̃ V_J
+  std::vector<char> nan;  // a visible score was NaN while nothing else was visible (see absorb_tile)
   RowState(int64_t rows, int64_t dv)
       : m(static_cast<size_t>(rows), -std::numeric_limits<T>::infinity()), l(static_cast<size_t>(rows), T(0)),
         acc(static_cast<size_t>(rows * dv), T(0)), nan(static_cast<size_t>(rows), 0) {}
