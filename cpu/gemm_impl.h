@@ -9,10 +9,14 @@
 // stride. A is read where it lies — its element (i, p) is one broadcast, at stride 1 along p when
 // A is row-major and along i when it is stored transposed, so either way a tile's six rows are six
 // loads a term; a tile at C's last rows has fewer rows, one at its last columns masked loads and
-// stores, so no element outside the matrices is touched. (Packing A, as BLIS does, costs about 16/N
-// of the product's time here, a quarter of it for N = 64; at kMc × kKc, A's block is read from L2
-// either way.) The micro-kernel keeps an MR × NR tile of C in MR · NR/W vector registers (6 × 16 on
-// AVX2: 12 of the 16 ymm; 6 × 32 on AVX-512). Sizes measured on Zen 4, at both levels (bench/bench_gemm).
+// stores (at half width when they fit in half), so no element outside the matrices is touched.
+// (Packing A, as BLIS does, costs about 16/N of the product's time here, a quarter of it for N = 64;
+// at kMc × kKc, A's block is read from L2 either way.) The micro-kernel keeps an MR × NR tile of C in
+// MR · NR/W vector registers: 6 × 16 on AVX2 (12 of the 16 ymm), 6 × 64 on AVX-512 (24 of the 32
+// zmm). The wider AVX-512 tile reads each element of A once per 64 columns of C, not 32, and does
+// 24 FMAs per 10 loads instead of 12 per 8: in a loop over panels held in L1 it ran at 85–95 % of
+// an Intel Xeon's FMA peak against 6 × 32's 76–80 %, and 1.04–1.11× faster on the step's and the
+// tiled attention's shapes (bench/RESULTS.md). Sizes measured on Zen 4 (AVX2) and that Xeon (AVX-512).
 //
 // What each element is, exactly — the same at every level and every blocking:
 //   t ← (beta = 0 ? 0 : beta · c);  for p = 0, 1, …, K−1:  t ← fma(a_ip, alpha · b_pj, t);  c ← t
@@ -67,11 +71,16 @@ inline vf vload_first(const float* p, vmask m) { return _mm256_maskload_ps(p, m)
 inline void vstore_first(float* p, vmask m, vf v) { _mm256_maskstore_ps(p, m, v); }
 #endif
 
-constexpr int kMr = 6;             // rows of the register tile
-constexpr int kNv = 2;             // vectors across it
-constexpr int kNr = kNv * kW;      // its columns: 16 (avx2), 32 (avx512)
-constexpr int64_t kKc = 256;       // terms per block of K: a B sliver (kKc × kNr) stays in L1 or near it
-constexpr int64_t kMc = 24 * kMr;  // rows of A per block (144 × 256 floats: 144 KiB, read from L2)
+constexpr int kMr = 6;  // rows of the register tile
+#if defined(__AVX512F__)
+constexpr int kNv = 4;          // vectors across it
+constexpr int64_t kKc = 128;    // terms per block of K: a B sliver (kKc × kNr, 32 KiB) stays in L1
+#else
+constexpr int kNv = 2;
+constexpr int64_t kKc = 256;    // (a sliver of 16 KiB)
+#endif
+constexpr int kNr = kNv * kW;   // its columns: 16 (avx2), 64 (avx512)
+constexpr int64_t kMc = 24 * kMr;  // rows of A per block (144 × kKc floats, read from L2)
 constexpr int64_t kNc = 3072;      // columns per packed block of B (a multiple of either kNr)
 
 // One thread's packed block of B, kept between calls (64-byte aligned, grown on demand).
@@ -154,54 +163,74 @@ inline void pack_b(bool trans, const float* B, int64_t ldb, int64_t p0, int64_t 
   }
 }
 
-// The register tile: c (R × kNr, rows ldc apart) ← t + Σ_p a(r, p) b_p, t = c when `load`, else 0,
+// The register tile: c (R × NV·kW, rows ldc apart) ← t + Σ_p a(r, p) b_p, t = c when `load`, else 0,
 // with a(r, p) at a[r·rs + p·ps] (row-major A: rs = lda, ps = 1; stored transposed: rs = 1,
-// ps = lda). R = kMr but at C's last rows; with `Edge`, only C's first `cols` columns are read and
-// written (masked loads and stores; B's sliver is zero past them).
-template <int R, bool Edge>
+// ps = lda) and b_p the first NV·kW columns of the sliver's row p (kNr apart). R = kMr but at C's
+// last rows, NV = kNv but in a last sliver of at most kNr / 2 columns; with `Edge`, only C's first
+// `cols` columns are read and written (masked loads and stores; B's sliver is zero past them).
+template <int R, int NV, bool Edge>
 void micro_kernel(int64_t kc, const float* __restrict a, int64_t rs, int64_t ps, const float* __restrict b, float* c,
                   int64_t ldc, bool load, int64_t cols) {
-  vmask m[kNv];
-  for (int v = 0; v < kNv; ++v) m[v] = first_lanes(Edge ? cols - v * kW : kW);
-  vf acc[R][kNv];
+  vmask m[NV];
+  for (int v = 0; v < NV; ++v) m[v] = first_lanes(Edge ? cols - v * kW : kW);
+  vf acc[R][NV];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-    for (int v = 0; v < kNv; ++v) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
       const float* cv = c + r * ldc + v * kW;
       acc[r][v] = !load ? vzero() : Edge ? vload_first(cv, m[v]) : vload(cv);
     }
   for (int64_t p = 0; p < kc; ++p, a += ps, b += kNr) {
-    const vf b0 = vload(b), b1 = vload(b + kW);
+    vf bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = vload(b + v * kW);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const vf ar = vbroadcast(a + r * rs);
-      acc[r][0] = vfma(ar, b0, acc[r][0]);
-      acc[r][1] = vfma(ar, b1, acc[r][1]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = vfma(ar, bv[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-    for (int v = 0; v < kNv; ++v) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
       float* cv = c + r * ldc + v * kW;
       if (Edge) vstore_first(cv, m[v], acc[r][v]);
       else vstore(cv, acc[r][v]);
     }
 }
 
-template <bool Edge>
+template <int NV, bool Edge>
 void tile(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, const float* b, float* c, int64_t ldc,
           bool load, int64_t cols) {
   static_assert(kMr == 6);
   switch (rows) {
-    case 6: return micro_kernel<6, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 5: return micro_kernel<5, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 4: return micro_kernel<4, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 3: return micro_kernel<3, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 2: return micro_kernel<2, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    default: return micro_kernel<1, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
+    case 6: return micro_kernel<6, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
+    case 5: return micro_kernel<5, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
+    case 4: return micro_kernel<4, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
+    case 3: return micro_kernel<3, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
+    case 2: return micro_kernel<2, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
+    default: return micro_kernel<1, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
   }
+}
+
+// A tile of `rows` × `cols` (at most kMr × kNr): the full kernel where it fits, otherwise the one
+// for its rows, masked at C's last columns, and at half width where the columns fit in half.
+inline void any_tile(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, const float* b, float* c,
+                     int64_t ldc, bool load, int64_t cols) {
+  constexpr int kHalf = kNv / 2;
+  if (cols == kNr) {
+    if (rows == kMr) return micro_kernel<kMr, kNv, false>(kc, a, rs, ps, b, c, ldc, load, cols);
+    return tile<kNv, false>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
+  }
+  if constexpr (kHalf * 2 == kNv && kHalf > 1)
+    if (cols <= kHalf * kW) {
+      if (cols == kHalf * kW) return tile<kHalf, false>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
+      return tile<kHalf, true>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
+    }
+  return tile<kNv, true>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
 }
 
 // C's columns j0 .. j0+nc (C already offset to j0) ← t + Σ over one block of K (p0 .. p0+kc):
@@ -216,10 +245,7 @@ inline void block_product(int64_t M, int64_t nc, int64_t kc, int64_t p0, const f
       for (int64_t i = i0; i < i1; i += kMr) {
         const float* a = A + i * rs + p0 * ps;
         float* c = C + i * ldc + jr;
-        const int64_t rows = std::min<int64_t>(kMr, i1 - i);
-        if (rows == kMr && cols == kNr) micro_kernel<kMr, false>(kc, a, rs, ps, b, c, ldc, load, cols);
-        else if (cols == kNr) tile<false>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
-        else tile<true>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
+        any_tile(std::min<int64_t>(kMr, i1 - i), kc, a, rs, ps, b, c, ldc, load, cols);
       }
     }
   }

@@ -65,15 +65,17 @@ bool gemm_override(const char* env_value, GemmImpl& out) {
 }
 
 // The table, from bench/bench_gemm on the step's and the tiled attention's products (bench/RESULTS.md,
-// "Products"), OpenBLAS and handgrad alternating in one run, at avx512 (Zen 4, OpenBLAS's
-// Cooperlake kernel) and avx2: handgrad's kernel is 0.98-1.2x OpenBLAS's rate on the products with
-// a sum of up to 512 terms — the most where C is narrow (N = 64, 128: 1.15-1.2x), as it packs
-// only B — and 0.90-1.04x on the weight gradients, whose sum runs over all B·T rows (K ≥ 4096),
-// where OpenBLAS keeps them.
+// "Products" and the Intel Xeon's section), OpenBLAS and handgrad alternating in one run. handgrad's
+// kernel is 0.98-1.2x OpenBLAS's rate on the products with a sum of up to 512 terms at both levels
+// (Zen 4; an Intel Xeon), the most where C is narrow (N = 64, 128), as it packs only B. On the weight
+// gradients, whose sum runs over all B·T rows (K >= 4096), it was 0.84-1.04x at avx2 (Zen 4; the
+// Xeon with OpenBLAS's Haswell kernel), so OpenBLAS keeps them there; at avx512 its 6 x 64 register
+// tile runs them at 1.08-1.14x OpenBLAS's SkylakeX kernel on the Xeon, so it runs everything.
 GemmImpl gemm_table(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
   (void)trans_a, (void)trans_b, (void)M, (void)N;
   if (!own_gemm_available()) return GemmImpl::openblas;
-  return K >= 4096 ? GemmImpl::openblas : GemmImpl::handgrad;
+  if (K >= 4096 && cpu::kernels().level != cpu::Capability::avx512) return GemmImpl::openblas;
+  return GemmImpl::handgrad;
 }
 
 GemmImpl choose_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
