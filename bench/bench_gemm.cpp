@@ -44,10 +44,15 @@ const std::vector<Shape3> kStep = {
     {"x Eᵀ (head)", false, true, 8064, 64, 128}, {"dY W_qkvᵀ", false, true, 8064, 128, 384},
     {"dY W_downᵀ", false, true, 8064, 512, 128}, {"dY W_upᵀ", false, true, 8064, 128, 512},
     {"xᵀ dY_qkv", true, false, 128, 384, 8064},  {"hᵀ dY_down", true, false, 512, 128, 8064},
+    {"dLᵀ x (head)", true, false, 64, 128, 8064},
 };
 const std::vector<Shape3> kTile = {
     {"S = Q Kᵀ", false, true, 128, 256, 64},  {"A += P V", false, false, 128, 64, 256},
     {"dV += Pᵀ dO", true, false, 256, 64, 128}, {"dK += dSᵀ Q", true, false, 256, 64, 128},
+    // the step's fused attention at T = 63, d_k 32: its second causal row block (31 queries, 63 keys)
+    {"S = Q Kᵀ 63", false, true, 31, 63, 32},   {"O = P V 63", false, false, 31, 32, 63},
+    {"dV = Pᵀ dO 63", true, false, 63, 32, 31},  {"dP = dO Vᵀ 63", false, true, 31, 63, 32},
+    {"dQ = dS K 63", false, false, 31, 32, 63},  {"dK = dSᵀ Q 63", true, false, 63, 32, 31},
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

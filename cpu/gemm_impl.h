@@ -6,7 +6,8 @@
 // The loops are the usual ones around a register tile (BLIS's, Goto's): columns of C in blocks of
 // kNc, the sum over K in blocks of kKc, rows in blocks of kMc; within them B's kKc × kNc block is
 // packed once, times alpha, into slivers NR columns wide, which the micro-kernel reads at unit
-// stride. A is read where it lies — its element (i, p) is one broadcast, at stride 1 along p when
+// stride. A product of at most kDirectM rows with B not transposed skips the packing: its tiles
+// read B's rows where they lie and apply alpha as they load (direct_product, below). A is read where it lies — its element (i, p) is one broadcast, at stride 1 along p when
 // A is row-major and along i when it is stored transposed, so either way a tile's six rows are six
 // loads a term; a tile at C's last rows has fewer rows, one at its last columns masked loads and
 // stores (at half width when they fit in half), so no element outside the matrices is touched.
@@ -165,14 +166,18 @@ inline void pack_b(bool trans, const float* B, int64_t ldb, int64_t p0, int64_t 
 
 // The register tile: c (R × NV·kW, rows ldc apart) ← t + Σ_p a(r, p) b_p, t = c when `load`, else 0,
 // with a(r, p) at a[r·rs + p·ps] (row-major A: rs = lda, ps = 1; stored transposed: rs = 1,
-// ps = lda) and b_p the first NV·kW columns of the sliver's row p (kNr apart). R = kMr but at C's
-// last rows, NV = kNv but in a last sliver of at most kNr / 2 columns; with `Edge`, only C's first
-// `cols` columns are read and written (masked loads and stores; B's sliver is zero past them).
-template <int R, int NV, bool Edge>
-void micro_kernel(int64_t kc, const float* __restrict a, int64_t rs, int64_t ps, const float* __restrict b, float* c,
-                  int64_t ldc, bool load, int64_t cols) {
+// ps = lda) and b_p the first NV·kW columns of B's row p (bs apart). R = kMr but at C's last rows,
+// NV = kNv but in a last sliver of at most kNr / 2 columns; with `Edge`, only C's first `cols`
+// columns are read and written (masked loads and stores). B is a packed sliver (bs = kNr, alpha
+// already in it, zeros past `cols`), or with `Direct` B itself where it lies (bs = ldb): then its
+// loads are masked at the edge too, and each b_p is multiplied by alpha when `scale` — the same
+// alpha · b the packed sliver holds, so the same bits.
+template <int R, int NV, bool Edge, bool Direct>
+void micro_kernel(int64_t kc, const float* __restrict a, int64_t rs, int64_t ps, const float* __restrict b, int64_t bs,
+                  float* c, int64_t ldc, bool load, int64_t cols, bool scale, float alpha) {
   vmask m[NV];
   for (int v = 0; v < NV; ++v) m[v] = first_lanes(Edge ? cols - v * kW : kW);
+  const vf va = vbroadcast(&alpha);
   vf acc[R][NV];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
@@ -181,10 +186,13 @@ void micro_kernel(int64_t kc, const float* __restrict a, int64_t rs, int64_t ps,
       const float* cv = c + r * ldc + v * kW;
       acc[r][v] = !load ? vzero() : Edge ? vload_first(cv, m[v]) : vload(cv);
     }
-  for (int64_t p = 0; p < kc; ++p, a += ps, b += kNr) {
+  for (int64_t p = 0; p < kc; ++p, a += ps, b += bs) {
     vf bv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = vload(b + v * kW);
+    for (int v = 0; v < NV; ++v) {
+      bv[v] = Direct && Edge ? vload_first(b + v * kW, m[v]) : vload(b + v * kW);
+      if (Direct && scale) bv[v] = vmul(va, bv[v]);
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const vf ar = vbroadcast(a + r * rs);
@@ -202,27 +210,46 @@ void micro_kernel(int64_t kc, const float* __restrict a, int64_t rs, int64_t ps,
     }
 }
 
-template <int NV, bool Edge>
-void tile(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, const float* b, float* c, int64_t ldc,
-          bool load, int64_t cols) {
+// B's side of a tile: where its rows are, how far apart, and whether alpha is still to be applied.
+struct BRows {
+  const float* b;
+  int64_t bs;
+  bool direct, scale;
+  float alpha;
+};
+
+template <int NV, bool Edge, bool Direct>
+void tile_rows(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, const BRows& b, float* c, int64_t ldc,
+               bool load, int64_t cols) {
   static_assert(kMr == 6);
+  const auto run = [&]<int R>() {
+    micro_kernel<R, NV, Edge, Direct>(kc, a, rs, ps, b.b, b.bs, c, ldc, load, cols, b.scale, b.alpha);
+  };
   switch (rows) {
-    case 6: return micro_kernel<6, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 5: return micro_kernel<5, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 4: return micro_kernel<4, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 3: return micro_kernel<3, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    case 2: return micro_kernel<2, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
-    default: return micro_kernel<1, NV, Edge>(kc, a, rs, ps, b, c, ldc, load, cols);
+    case 6: return run.template operator()<6>();
+    case 5: return run.template operator()<5>();
+    case 4: return run.template operator()<4>();
+    case 3: return run.template operator()<3>();
+    case 2: return run.template operator()<2>();
+    default: return run.template operator()<1>();
   }
+}
+
+template <int NV, bool Edge>
+void tile(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, const BRows& b, float* c, int64_t ldc,
+          bool load, int64_t cols) {
+  if (b.direct) return tile_rows<NV, Edge, true>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
+  return tile_rows<NV, Edge, false>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
 }
 
 // A tile of `rows` × `cols` (at most kMr × kNr): the full kernel where it fits, otherwise the one
 // for its rows, masked at C's last columns, and at half width where the columns fit in half.
-inline void any_tile(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, const float* b, float* c,
+inline void any_tile(int64_t rows, int64_t kc, const float* a, int64_t rs, int64_t ps, const BRows& b, float* c,
                      int64_t ldc, bool load, int64_t cols) {
   constexpr int kHalf = kNv / 2;
   if (cols == kNr) {
-    if (rows == kMr) return micro_kernel<kMr, kNv, false>(kc, a, rs, ps, b, c, ldc, load, cols);
+    if (rows == kMr && !b.direct)
+      return micro_kernel<kMr, kNv, false, false>(kc, a, rs, ps, b.b, b.bs, c, ldc, load, cols, false, 1.0f);
     return tile<kNv, false>(rows, kc, a, rs, ps, b, c, ldc, load, cols);
   }
   if constexpr (kHalf * 2 == kNv && kHalf > 1)
@@ -245,7 +272,7 @@ inline void block_product(int64_t M, int64_t nc, int64_t kc, int64_t p0, const f
       for (int64_t i = i0; i < i1; i += kMr) {
         const float* a = A + i * rs + p0 * ps;
         float* c = C + i * ldc + jr;
-        any_tile(std::min<int64_t>(kMr, i1 - i), kc, a, rs, ps, b, c, ldc, load, cols);
+        any_tile(std::min<int64_t>(kMr, i1 - i), kc, a, rs, ps, BRows{b, kNr, false, false, 1.0f}, c, ldc, load, cols);
       }
     }
   }
@@ -263,9 +290,31 @@ inline bool prepare_c(int64_t M, int64_t N, int64_t K, float beta, float* C, int
   return K > 0;
 }
 
+// Few rows of C and B not transposed: B is read where it lies, each tile loading its rows (masked at
+// the last columns) and multiplying them by alpha, instead of packing B first. Packing a block of B
+// costs about as much as one pass of tiles over it, so a product of few rows, which passes over B
+// only M / kMr times — the step's attention, 32 or 63 rows a product — spent up to half its time
+// packing (bench/RESULTS.md). A transposed B has no rows to read, so it is packed whatever M is.
+constexpr int64_t kDirectM = 64;
+
+inline void direct_product(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t rs, int64_t ps,
+                           const float* B, int64_t ldb, float* C, int64_t ldc, bool load_c) {
+  for (int64_t p0 = 0; p0 < K; p0 += kKc) {
+    const int64_t kc = std::min(kKc, K - p0);
+    for (int64_t j = 0; j < N; j += kNr) {
+      const BRows b{B + p0 * ldb + j, ldb, true, alpha != 1.0f, alpha};
+      for (int64_t i = 0; i < M; i += kMr)
+        any_tile(std::min<int64_t>(kMr, M - i), kc, A + i * rs + p0 * ps, rs, ps, b, C + i * ldc + j, ldc, p0 > 0 || load_c,
+                 std::min<int64_t>(kNr, N - j));
+    }
+  }
+}
+
 inline void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (!prepare_c(M, N, K, beta, C, ldc)) return;
+  if (!trans_b && M <= kDirectM)
+    return direct_product(M, N, K, alpha, A, trans_a ? 1 : lda, trans_a ? lda : 1, B, ldb, C, ldc, beta != 0.0f);
   float* bp = packed_b().grow(std::min(K, kKc) * ((std::min(N, kNc) + kNr - 1) / kNr) * kNr);
   const int64_t rs = trans_a ? 1 : lda, ps = trans_a ? lda : 1;  // a(i, p) = A[i·rs + p·ps]
   for (int64_t j0 = 0; j0 < N; j0 += kNc) {

@@ -100,13 +100,15 @@ bool padding_untouched(const Case& c, const Operands& o, const std::vector<float
 
 // Shapes around the register tile (6 × 16 at avx2; 6 × 64 at avx512, and its half width 6 × 32 for
 // a last sliver of at most 32 columns, whole or masked), the K block (256 at avx2, 128 at avx512),
-// the row block (144) and the column block (3072); every transpose; alpha, beta and padded rows.
+// the row block (144) and the column block (3072); either side of the 64 rows up to which an
+// untransposed B is read in place (the step's attention products at T = 63 among them); every
+// transpose; alpha, beta and padded rows.
 std::vector<Case> cases() {
   std::vector<Case> out;
   const int64_t sizes[][3] = {{1, 1, 1},     {5, 7, 3},     {6, 16, 8},    {6, 32, 8},     {7, 17, 9},
                               {13, 33, 31},  {12, 48, 64},  {6, 64, 130},  {7, 96, 129},   {11, 80, 40},
                               {6, 100, 8},   {145, 31, 257}, {37, 65, 600}, {150, 100, 20}, {3, 3100, 5},
-                              {64, 64, 0}};
+                              {64, 64, 0},   {31, 32, 63},  {63, 32, 31},  {64, 130, 300}, {65, 40, 20}};
   int n = 0;
   for (const auto& s : sizes)
     for (int t = 0; t < 4; ++t, ++n) {
