@@ -336,11 +336,12 @@ inline void pack_b_whole(bool trans_b, int64_t K, int64_t N, float alpha, const 
   for (int64_t p0 = 0; p0 < K; p0 += kKc) pack_b(trans_b, B, ldb, p0, std::min(kKc, K - p0), 0, N, alpha, out + p0 * npad);
 }
 
-// sgemm with B (and alpha) from pack_b_whole: the same bits as sgemm with that B and alpha.
+// sgemm with B (and alpha) from pack_b_whole of n_packed ≥ N columns, of which it reads the first
+// N: the same bits as sgemm with those columns of B and that alpha.
 inline void sgemm_packed(bool trans_a, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* bp,
-                         float beta, float* C, int64_t ldc) {
+                         int64_t n_packed, float beta, float* C, int64_t ldc) {
   if (!prepare_c(M, N, K, beta, C, ldc)) return;
-  const int64_t rs = trans_a ? 1 : lda, ps = trans_a ? lda : 1, npad = (N + kNr - 1) / kNr * kNr;
+  const int64_t rs = trans_a ? 1 : lda, ps = trans_a ? lda : 1, npad = (n_packed + kNr - 1) / kNr * kNr;
   for (int64_t p0 = 0; p0 < K; p0 += kKc)
     block_product(M, N, std::min(kKc, K - p0), p0, A, rs, ps, bp + p0 * npad, C, ldc, p0 > 0 || beta != 0.0f);
 }

@@ -79,11 +79,12 @@ struct Kernels {
   void (*sgemm)(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                 const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
   // The same with B packed once for several products: sgemm_pack_b writes alpha · op(B) (K × N)
-  // into sgemm_packed_size(K, N) floats, which sgemm_packed reads as its B; the same bits as sgemm.
+  // into sgemm_packed_size(K, N) floats, which sgemm_packed reads as its B (n_packed = that N; it
+  // may read only the first N ≤ n_packed columns); the same bits as sgemm.
   int64_t (*sgemm_packed_size)(int64_t K, int64_t N);
   void (*sgemm_pack_b)(bool trans_b, int64_t K, int64_t N, float alpha, const float* B, int64_t ldb, float* out);
   void (*sgemm_packed)(bool trans_a, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* packed,
-                       float beta, float* C, int64_t ldc);
+                       int64_t n_packed, float beta, float* C, int64_t ldc);
 };
 
 // The table in use: the widest level this CPU runs, or HANDGRAD_CPU_CAPABILITY's. Read once;

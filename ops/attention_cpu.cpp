@@ -121,6 +121,7 @@ struct RowBlocks {
   int64_t begin(int64_t b) const { return b * size; }
   int64_t rows(int64_t b) const { return std::min(size, Tq - b * size); }
   int64_t keys(int64_t b) const { return causal ? std::min(Tk, b * size + rows(b)) : Tk; }
+  int64_t all_keys() const { return count() ? keys(count() - 1) : 0; }  // the last block's: every block's are a prefix
 };
 
 // `one_block`: all rows at once whatever the rule (the backward asked for the full dS).
@@ -172,13 +173,14 @@ Forward fused_forward(const Problem& p) {
     const T scale = static_cast<T>(p.scale);
     const RowBlocks rb = row_blocks(p);
     parallel_for(nb, Tq * Tk * (dk + dv + 8), [&](int64_t begin, int64_t end) {
+      PackedB<T> k_panel;  // scale · Kᵀ of a slice, packed once for all its row blocks (each reads the keys it sees)
       for (int64_t t = begin; t < end; ++t) {
         T* Pt = P + t * Tq * Tk;
+        k_panel.pack(true, dk, rb.all_keys(), scale, K.data + K.offset(t), K.ld);
         for (int64_t blk = 0; blk < rb.count(); ++blk) {  // causal row blocks (above); one block otherwise
           const int64_t i0 = rb.begin(blk), rows = rb.rows(blk), kv = rb.keys(blk);
           T* Pb = Pt + i0 * Tk;  // S, then P: rows i0.., keys 0..kv−1 (softmax_slice zeroes the rest)
-          gemm<T>(false, true, rows, kv, dk, scale, Q.data + Q.offset(t) + i0 * Q.ld, Q.ld, K.data + K.offset(t), K.ld,
-                  Pb, Tk);
+          k_panel.gemm_first(kv, false, rows, Q.data + Q.offset(t) + i0 * Q.ld, Q.ld, T(0), Pb, Tk);
           softmax_slice<T>(p, Pt, p.mask.defined() ? mask.offset(t) : 0, ms, i0, i0 + rows);
           gemm<T>(false, false, rows, dv, kv, T(1), Pb, Tk, V.data + V.offset(t), V.ld,
                   O.data + O.offset(t) + i0 * O.ld, O.ld);
@@ -223,6 +225,7 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
     parallel_for(nb, Tq * Tk * (2 * dk + 2 * dv + 4), [&](int64_t begin, int64_t end) {
       std::vector<T> scratch(static_cast<size_t>(row_rule && !need_ds ? Tq * Tk : 0));  // (Tq, Tk): dP, then dS
       std::vector<T> q_finite;  // (Tq, dk): a slice's Q with a NaN or ±inf, read by dK as 0 there
+      PackedB<T> v_panel;  // a slice's Vᵀ, packed once for dP = dO Vᵀ in all its row blocks
       for (int64_t t = begin; t < end; ++t) {
         const T* Ps = Pd + t * Tq * Tk;
         const T* dOs = dO.data + dO.offset(t);
@@ -243,6 +246,7 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
           finite_part(Qs, Q.ld, Tq, dk, q_finite.data());
           Qk = q_finite.data(), qk_ld = dk;
         }
+        if (row_rule) v_panel.pack(true, dv, rb.all_keys(), T(1), Vs, V.ld);
         for (int64_t blk = 0; blk < rb.count(); ++blk) {
           const int64_t i0 = rb.begin(blk), nr = rb.rows(blk), kv = rb.keys(blk);
           const T* Pb = Ps + i0 * Tk;
@@ -250,7 +254,7 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
           if (need_v) gemm<T>(true, false, kv, dv, nr, T(1), Pb, Tk, dOb, dO.ld, dVs, dv, beta);
           if (!row_rule) continue;
           T* dSb = dS + i0 * Tk;  // rows i0.., keys 0..kv−1
-          gemm<T>(false, true, nr, kv, dv, T(1), dOb, dO.ld, Vs, V.ld, dSb, Tk);
+          v_panel.gemm_first(kv, false, nr, dOb, dO.ld, T(0), dSb, Tk);
           for (int64_t i = 0; i < nr; ++i) {  // the row rule, over the block's keys (P is 0 past the visible ones)
             T* r = dSb + i * Tk;
             const T D = cpu::row_rule(Pb + i * Tk, r, kv);  // cpu/row_rules.h

@@ -116,10 +116,19 @@ void PackedB<T>::pack(bool trans_b, int64_t K, int64_t N, T alpha, const T* B, i
 
 template <typename T>
 void PackedB<T>::gemm(bool trans_a, int64_t M, const T* A, int64_t lda, T beta, T* C, int64_t ldc) const {
+  gemm_first(N_, trans_a, M, A, lda, beta, C, ldc);
+}
+
+template <typename T>
+void PackedB<T>::gemm_first(int64_t n, bool trans_a, int64_t M, const T* A, int64_t lda, T beta, T* C,
+                            int64_t ldc) const {
+  if (n < 0 || n > N_)
+    fail("PackedB::gemm_first", "asks for the first {} columns of a B packed with {}; ask for 0 to {}", n, N_, N_);
   if constexpr (std::is_same_v<T, float>)
     if (packed_ && packed_for_ == &cpu::kernels() && choose_gemm(trans_a, trans_b_, M, N_, K_) == GemmImpl::handgrad)
-      return cpu::kernels().sgemm_packed(trans_a, M, N_, K_, A, lda, panel_.data(), beta, C, ldc);
-  hg::gemm(trans_a, trans_b_, M, N_, K_, alpha_, A, lda, B_, ldb_, beta, C, ldc);
+      return cpu::kernels().sgemm_packed(trans_a, M, n, K_, A, lda, panel_.data(), N_, beta, C, ldc);
+  // op(B)'s first n columns: the first n rows of a transposed B, the first n columns otherwise
+  hg::gemm(trans_a, trans_b_, M, n, K_, alpha_, A, lda, B_, ldb_, beta, C, ldc);
 }
 
 template class PackedB<float>;

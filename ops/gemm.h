@@ -40,6 +40,9 @@ class PackedB {
   // C (M × N) ← op(A) op(B) (as packed) + beta · C, op(A) = Aᵀ when trans_a: the same bits as gemm
   // with that B and alpha.
   void gemm(bool trans_a, int64_t M, const T* A, int64_t lda, T beta, T* C, int64_t ldc) const;
+  // The same with op(B)'s first n columns only (0 ≤ n ≤ N), C (M × n): one packing for products
+  // over a growing prefix of the columns (the causal row blocks of ops/attention_cpu.cpp).
+  void gemm_first(int64_t n, bool trans_a, int64_t M, const T* A, int64_t lda, T beta, T* C, int64_t ldc) const;
 
  private:
   bool trans_b_ = false, packed_ = false;

@@ -284,3 +284,32 @@ TEST_CASE("a packed B (ops/gemm.h's PackedB) gives gemm's bits, on either implem
       }
     }
 }
+
+TEST_CASE("a packed B's first n columns (PackedB::gemm_first) give gemm's bits on those columns; n past N is an error") {
+  std::vector<GemmImpl> impls = {GemmImpl::openblas};
+  if (own_gemm_available()) impls.push_back(GemmImpl::handgrad);
+  uint32_t seed = 700;
+  for (GemmImpl impl : impls)
+    for (const Case& c : cases()) {
+      ForceGemm force(impl);
+      const Operands o = operands(c, seed++);
+      PackedB<float> B;
+      B.pack(c.tb, c.K, c.N, c.alpha, o.B.data(), o.ldb);
+      // a prefix inside the first sliver, one at a sliver's edge (16 or 64), and most of the columns
+      for (int64_t n : {int64_t{1}, std::min<int64_t>(c.N, 16), std::min<int64_t>(c.N, 64), c.N > 1 ? c.N - 1 : c.N}) {
+        CAPTURE(describe(c));
+        CAPTURE(name(impl));
+        CAPTURE(n);
+        n = std::min(n, c.N);
+        std::vector<float> want = o.C, got = o.C;
+        gemm(c.ta, c.tb, c.M, n, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta, want.data(), o.ldc);
+        B.gemm_first(n, c.ta, c.M, o.A.data(), o.lda, c.beta, got.data(), o.ldc);
+        CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+      }
+    }
+  PackedB<float> B;
+  std::vector<float> b(12, 1.0f), a(6, 1.0f), out(8, 0.0f);
+  B.pack(false, 3, 4, 1.0f, b.data(), 4);
+  CHECK_THROWS_WITH_AS(B.gemm_first(5, false, 2, a.data(), 3, 0.0f, out.data(), 4),
+                       doctest::Contains("the first 5 columns of a B packed with 4; ask for 0 to 4"), Error);
+}
