@@ -7,7 +7,8 @@
 // kNc, the sum over K in blocks of kKc, rows in blocks of kMc; within them B's kKc × kNc block is
 // packed once, times alpha, into slivers NR columns wide, which the micro-kernel reads at unit
 // stride. A product of at most kDirectM rows with B not transposed skips the packing: its tiles
-// read B's rows where they lie and apply alpha as they load (direct_product, below). A is read where it lies — its element (i, p) is one broadcast, at stride 1 along p when
+// read B's rows where they lie and apply alpha as they load (direct_product, below).
+// A is read where it lies — its element (i, p) is one broadcast, at stride 1 along p when
 // A is row-major and along i when it is stored transposed, so either way a tile's six rows are six
 // loads a term; a tile at C's last rows has fewer rows, one at its last columns masked loads and
 // stores (at half width when they fit in half), so no element outside the matrices is touched.
@@ -304,8 +305,8 @@ inline void direct_product(int64_t M, int64_t N, int64_t K, float alpha, const f
     for (int64_t j = 0; j < N; j += kNr) {
       const BRows b{B + p0 * ldb + j, ldb, true, alpha != 1.0f, alpha};
       for (int64_t i = 0; i < M; i += kMr)
-        any_tile(std::min<int64_t>(kMr, M - i), kc, A + i * rs + p0 * ps, rs, ps, b, C + i * ldc + j, ldc, p0 > 0 || load_c,
-                 std::min<int64_t>(kNr, N - j));
+        any_tile(std::min<int64_t>(kMr, M - i), kc, A + i * rs + p0 * ps, rs, ps, b, C + i * ldc + j, ldc,
+                 p0 > 0 || load_c, std::min<int64_t>(kNr, N - j));
     }
   }
 }

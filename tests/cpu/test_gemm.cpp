@@ -285,7 +285,7 @@ TEST_CASE("a packed B (ops/gemm.h's PackedB) gives gemm's bits, on either implem
     }
 }
 
-TEST_CASE("a packed B's first n columns (PackedB::gemm_first) give gemm's bits on those columns; n past N is an error") {
+TEST_CASE("a packed B's first n columns (PackedB::gemm_first): gemm's bits on those columns; n past N an error") {
   std::vector<GemmImpl> impls = {GemmImpl::openblas};
   if (own_gemm_available()) impls.push_back(GemmImpl::handgrad);
   uint32_t seed = 700;
