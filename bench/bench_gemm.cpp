@@ -36,7 +36,7 @@ struct Shape3 {
   int64_t M, N, K;
 };
 
-// The step's products (x @ W; dX = dY Wᵀ; dW = Xᵀ dY) and the attention tile's (S = Q Kᵀ; A += P V;
+// The step's products (x @ W; dX = dY Wᵀ; dW = Xᵀ dY, and the same with W stored transposed) and the attention tile's (S = Q Kᵀ; A += P V;
 // dV += Pᵀ dO; dP = dO Vᵀ; dQ += dS K; dK += dSᵀ Q).
 const std::vector<Shape3> kStep = {
     {"x W_qkv", false, false, 8064, 384, 128},   {"x W_o", false, false, 8064, 128, 128},
@@ -45,6 +45,10 @@ const std::vector<Shape3> kStep = {
     {"dY W_downᵀ", false, true, 8064, 512, 128}, {"dY W_upᵀ", false, true, 8064, 128, 512},
     {"xᵀ dY_qkv", true, false, 128, 384, 8064},  {"hᵀ dY_down", true, false, 512, 128, 8064},
     {"dLᵀ x (head)", true, false, 64, 128, 8064},
+    // as TinyCharLM's Linear stores W (out, in): y = x Wᵀ, dX = dY W, and the head's dH = dL E
+    {"x Wᵀ_qkv", false, true, 8064, 384, 128},  {"dY W_qkv", false, false, 8064, 128, 384},
+    {"x Wᵀ_o", false, true, 8064, 128, 128},    {"dY W_o", false, false, 8064, 128, 128},
+    {"xᵀ dY_o", true, false, 128, 128, 8064},   {"dL E (head)", false, false, 8064, 128, 64},
 };
 const std::vector<Shape3> kTile = {
     {"S = Q Kᵀ", false, true, 128, 256, 64},  {"A += P V", false, false, 128, 64, 256},

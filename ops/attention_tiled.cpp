@@ -59,9 +59,12 @@ namespace hg::attention_detail {
 
 namespace {
 
-// Rows of Q, and of K and V, per tile. A wide key tile keeps the gemms large enough to run near
-// OpenBLAS's speed; the online softmax makes its width free to choose.
-constexpr int64_t kTileQ = 128, kTileK = 256;
+// Rows of Q, and of K and V, per tile; the online softmax makes the key tile's width free to choose.
+// Under the causal rule a query tile's last key tile is cut at its last query, so the work above
+// the diagonal is at most a triangle of kTileQ × kTileK; with handgrad's own gemm (which keeps its
+// speed on the narrower products) 128 keys were 3-4 % faster than 256 at T = 1024 and the same at
+// T = 4096 and 8192 (bench/RESULTS.md).
+constexpr int64_t kTileQ = 128, kTileK = 128;
 
 // The keys a query tile [i0, i1) reads: all of them, or under the causal rule keys 0 .. i1 − 1 (the
 // rest are hidden from every row of the tile); the last key tile is cut there too.
