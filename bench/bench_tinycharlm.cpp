@@ -20,7 +20,8 @@
 // re-executes the program when they differ (OpenBLAS reads its setting once, when it is loaded;
 // handgrad's pool reads HANDGRAD_NUM_THREADS, else OMP_NUM_THREADS, and keeps OpenBLAS on one
 // thread of its own, engine/strided.h; bench/bench_util.h). --phases adds the time of forward,
-// loss, backward and optimizer; --profile the backward time of each tape entry, by op; and
+// loss, backward and optimizer; --profile the backward time of each tape entry, by op, and of
+// each matmul entry by its operands' shapes with the rate its gradients' products reached; and
 // --check-determinism trains twice from the same seed and fails unless the losses are bit-identical.
 // --forward ops (or ops-table) runs the model's forward written out here from ops
 // (forward_from_ops), to try a change to nn/tinycharlm.cpp's forward before making it there; the
@@ -197,6 +198,7 @@ Tensor forward_from_ops(const nn::TinyCharLM& model, const Tensor& tokens, bool 
 struct Timings {
   std::vector<double> step, cpu, forward, loss, backward, optim;
   std::map<std::string, double> backward_by_op;  // summed over the timed steps
+  std::map<std::string, std::pair<double, double>> backward_by_product;  // matmul entries by shapes: ms, GFLOP
   std::vector<double> losses;
 };
 
@@ -219,15 +221,24 @@ Timings train(const Args& a, int warmup, int steps) {
   Timings tm;
   Clock::time_point entry_start;
   std::map<std::string, double> by_op;
+  std::map<std::string, std::pair<double, double>> by_product;
   BackwardObserver obs;
   obs.before = [&](size_t, const Node&, const std::vector<Tensor>&) { entry_start = Clock::now(); };
   obs.after = [&](size_t, const Node& e, const std::vector<Tensor>&, const std::vector<Tensor>&) {
-    by_op[e.op] += ms_since(entry_start);
+    const double ms = ms_since(entry_start);
+    by_op[e.op] += ms;
+    if (e.op != "matmul" || e.inputs.size() != 2 || e.outputs.empty() || e.inputs[0].shape.empty()) return;
+    // Each input's gradient is one product of the forward's size: 2 · numel(C) · k floating-point operations.
+    const double k = static_cast<double>(e.inputs[0].shape.back());
+    const double grads = (e.inputs[0].needs_grad ? 1.0 : 0.0) + (e.inputs[1].needs_grad ? 1.0 : 0.0);
+    auto& slot = by_product[fmt::format("{} @ {}", shape_str(e.inputs[0].shape), shape_str(e.inputs[1].shape))];
+    slot.first += ms;
+    slot.second += grads * 2.0 * static_cast<double>(shape_numel(e.outputs[0].shape)) * k / 1e9;
   };
 
   for (int i = 0; i < warmup + steps; ++i) {
     const bool timed = i >= warmup;
-    if (timed && a.profile) by_op.clear();
+    if (timed && a.profile) by_op.clear(), by_product.clear();
     const double c0 = cpu_ms();
     const auto t0 = Clock::now();
     Tensor logits = a.forward == "model" ? model.forward(inputs)
@@ -254,6 +265,10 @@ Timings train(const Args& a, int warmup, int steps) {
     tm.backward.push_back(ms(t2, t3));
     tm.optim.push_back(ms(t3, t4));
     for (auto& [op, t] : by_op) tm.backward_by_op[op] += t;
+    for (auto& [shapes, t] : by_product) {
+      tm.backward_by_product[shapes].first += t.first;
+      tm.backward_by_product[shapes].second += t.second;
+    }
   }
   return tm;
 }
@@ -338,6 +353,13 @@ int main(int argc, char** argv) {
       std::vector<std::string> parts;
       for (auto& [ms, op] : ops) parts.push_back(fmt::format("\"{}\": {:.3f}", op, ms));
       out += fmt::format(", \"backward_ms_by_op\": {{{}}}", fmt::join(parts, ", "));
+      parts.clear();
+      for (auto& [shapes, ms_gflop] : t.backward_by_product) {
+        const auto [p_ms, p_gflop] = ms_gflop;
+        parts.push_back(fmt::format("\"{}\": {{\"ms\": {:.3f}, \"gflops\": {:.1f}}}", shapes, p_ms / a.steps,
+                                    p_ms > 0 ? p_gflop / (p_ms / 1e3) : 0.0));
+      }
+      out += fmt::format(", \"backward_matmul_by_shapes\": {{{}}}", fmt::join(parts, ", "));
     }
     fmt::print("{}}}\n", out);
     return 0;
