@@ -193,19 +193,21 @@ Tensor TinyCharLM::run_with(const Tensor& tokens, const Weights& w, std::vector<
   for (size_t l = 0; l < w.blks.size(); ++l) {
     const Weights::Blk& b = w.blks[l];
     Tensor qkv = linear(h, b.qkv_w, b.qkv_b);  // (B, T, 3d)
-    // The heads (B, H, T, d_h) of q, k, v, with RoPE on q and k: split of qkv's (B, T, 3, H, d_h)
-    // view, transposes and rope — in one pass and one tape entry, whose backward writes qkv's
-    // gradient in one pass too (ops/positional.h).
-    const auto [q, k, v] = qkv_heads(qkv, H, cfg_.pos == "rope");
+    const bool rope = cfg_.pos == "rope";
     Tensor o;  // (B, H, T, d_h)
     if (maps) {
+      // The heads (B, H, T, d_h) of q, k, v, with RoPE on q and k: split of qkv's (B, T, 3, H, d_h)
+      // view, transposes and rope, in one pass (ops/positional.h).
+      const auto [q, k, v] = qkv_heads(qkv, H, rope);
       // attention_trace runs the forward's very own kernel and returns its weights P (the zero dO
       // only feeds the backward half of the trace, which is discarded).
       AttentionTrace t = attention_trace(q, k, v, zeros({B, H, T, d_h}, q.dtype(), q.device()), opts);
       maps->push_back(t.P);  // (B, H, T, T)
       o = t.O;
     } else {
-      o = attention(q, k, v, opts);
+      // The same heads and attention over them as one op (ops/attention.h): the fused kernels
+      // rotate each head's q and k as they read it, and the backward writes qkv's gradient.
+      o = attention_qkv(qkv, H, rope, opts);
     }
     const std::vector<bool>& off = ablated_[l];
     bool any = false;

@@ -190,7 +190,10 @@ RecordedWeights recorded_weights(const Problem& p, const Tensor& live_mask) {
   return {steps.at_hidden_zero(softmax(add(mul(matmul(p.q, p.k.transpose(-2, -1)), p.scale), M), -1)), steps.hidden};
 }
 
-Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need) {
+}  // namespace
+
+Backward attention_detail::composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask,
+                                             const Needs& need) {
   const RecordedWeights w = recorded_weights(p, live_mask);
   return backward_formulas(p, w.P, dO, need, RecordedSteps{p, w.hidden});
 }
@@ -205,8 +208,6 @@ Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& liv
 // from the given q, k, v, so the tangent is differentiable again; it holds (batch..., Tq, Tk) on
 // every path. `d`: the tangents of q, k, v (and of the mask), each undefined where none.
 // Ṡ's part from Q and K, (Q̇ Kᵀ + Q K̇ᵀ) · scale (batch..., Tq, Tk); undefined when neither moves.
-}  // namespace
-
 Tensor attention_detail::scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk) {
   const Tensor qk =
       tangent_sum({if_tangent(dq, [&](const Tensor& t) { return matmul(expand(t, with_last2(p.batch, p.Tq, p.dk)), p.k.transpose(-2, -1)); }),
@@ -220,9 +221,7 @@ Tensor attention_detail::hidden_entries(const Tensor& S) {
   return entries_where(S, [&](double x) { return x == ninf; });
 }
 
-namespace {
-
-Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d) {
+Tensor attention_detail::composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d) {
   const Shape scores = with_last2(p.batch, p.Tq, p.Tk), o_shape = with_last2(p.batch, p.Tq, p.dv);
   const Tensor live = mask.defined() && mask.requires_grad() ? mask : Tensor();  // else M holds its values already
   const RecordedWeights w = recorded_weights(p, live);
@@ -237,6 +236,8 @@ Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<
                      o_shape);
 }
 
+namespace {
+
 // The (Tq, Tk) blocks of all heads, above which the automatic choice is always the tiled path.
 constexpr double kMaterializeBytes = 256.0 * (1 << 20);
 // The automatic choice below that: measured with bench/run-attention (bench/RESULTS.md).
@@ -245,7 +246,9 @@ constexpr int64_t kTiledFromKeys = 512;
 // The widest head the CUDA tiled kernels take (cuda/kernels.h, kAttentionMaxHead).
 constexpr int64_t kCudaTiledMaxHead = 128;
 
-AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
+}  // namespace
+
+AttentionPath attention_detail::resolve_path(const Problem& p, AttentionPath asked) {
   if (asked != AttentionPath::automatic) return asked;
   const double blocks = static_cast<double>(shape_numel(p.batch)) * static_cast<double>(p.Tq) *
                         static_cast<double>(p.Tk) * static_cast<double>(dtype_size(p.q.dtype()));
@@ -255,6 +258,8 @@ AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
                : AttentionPath::materialized;
   return blocks > kMaterializeBytes || p.Tk >= kTiledFromKeys ? AttentionPath::tiled : AttentionPath::materialized;
 }
+
+namespace {
 
 // The tiled path on the tensors' device: ops/attention_tiled.cpp or cuda/attention_tiled_*.cu.
 TiledForward run_tiled_forward(const Problem& p) {

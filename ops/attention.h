@@ -64,6 +64,16 @@ struct AttentionOptions {
 // broadcasting). Gradients flow to Q, K and V; masks are constants.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts = {}, Site where = Site::current());
 
+// Attention over the heads of a fused projection's output, as one op: for qkv (B, T, 3d) — q, k, v
+// side by side, each H heads of d_h = d / H — o (B, H, T, d_h), the same numbers as
+//   const auto [q, k, v] = qkv_heads(qkv, heads, rotate, base);   (ops/positional.h)
+//   o = attention(q, k, v, opts);
+// On the CPU's materialized path without a mask the fused kernels rotate each head's q and k as
+// they read it and write the gradient of qkv straight from the backward, so neither the rotated
+// q and k nor their gradients are ever made; elsewhere it runs that composition.
+Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate = true, const AttentionOptions& opts = {},
+                     double base = 10000.0, Site where = Site::current());
+
 // Every intermediate of the forward and the hand-written backward, for labs and tests.
 struct AttentionTrace {
   Tensor S;   // scores after scale and mask (-inf where masked)  (..., Tq, Tk)

@@ -7,11 +7,13 @@
 //   ops/attention_cpu.h        the mask rule, stated once for the CPU, and the per-slice gemms
 //   ops/attention_cpu.cpp      the fused per-slice forward and backward attention() runs on the CPU
 //   ops/attention_tiled.cpp    the tiled path (FlashAttention-2) on the CPU
+//   ops/attention_qkv.cpp      attention_qkv: qkv_heads and attention as one op (RoPE inside the kernels)
 //   cpu/row_rules.h            the softmax row and the row rule every CPU path calls
 //   cuda/attention_mask.cuh    the mask rule for the GPU (cuda/attention*.cu, cuda/rows.cu)
 // Internal to ops/: not installed as an API.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "engine/tensor.h"
 #include "ops/attention.h"
@@ -58,19 +60,38 @@ void zero_hidden_in_nan_rows_cpu(const Problem& p, const Tensor& X, const Tensor
 Tensor finite_part_cpu(const Tensor& x);
 // Whether every size fits the BLAS integer (the fused kernels call cblas per slice).
 bool fits_blas(const Problem& p);
+// RoPE applied by the fused kernels as they read each slice (attention_qkv): row t of a slice's Q
+// and of its K rotated by θ_t = t · base^(−2i/d_k) pair by pair, as rope() rotates them.
+struct RopeOnQK {
+  double base = 10000.0;
+};
 // The fused forward: P (batch..., Tq, Tk), contiguous, and O (batch..., Tq, dv), contiguous or, with
-// merged_output, laid out (batch[0], Tq, batch[1..], dv) (S is not kept).
-Forward fused_forward(const Problem& p);
+// merged_output, laid out (batch[0], Tq, batch[1..], dv) (S is not kept). With `rope`, of the
+// rotated Q and K (p.q and p.k are the unrotated ones).
+Forward fused_forward(const Problem& p, const RopeOnQK* rope = nullptr);
 // What a backward is asked for: the gradients of Q, K, V, and dS in full (batch..., Tq, Tk) for an
 // additive mask that requires grad (dMask = dS summed to the mask's shape).
 struct Needs {
   bool q = false, k = false, v = false, ds = false;
 };
 
-// The fused backward: dQ, dK, dV, dS (those asked for) at the expanded batch shape.
-Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need);
+// The fused backward: dQ, dK, dV, dS (those asked for) at the expanded batch shape. With `rope`, as
+// fused_forward: dQ and dK are the gradients of the unrotated p.q and p.k. `into`: where its
+// defined dQ, dK, dV are given (views at the batch shape with unit-stride rows, written in place)
+// the gradients go there instead of into fresh tensors — attention_qkv's views of dqkv.
+Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need,
+                        const RopeOnQK* rope = nullptr, const Backward* into = nullptr);
 
 // ---------------------------------------------------------------- op by op (attention.cpp)
+
+// The path `asked` for, or for automatic the one chosen for the problem's shape and device.
+AttentionPath resolve_path(const Problem& p, AttentionPath asked);
+// The backward written with recorded ops (create_graph): p.q, p.k, p.v are the graph's own tensors
+// (expanded), so the gradients' graph reaches them.
+Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need);
+// The tangent Ȯ with recorded ops, from the tangents d of q, k, v (and of the mask), each
+// undefined where none; p.q, p.k, p.v as for composed_backward.
+Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d);
 
 // The materialized forward and backward written op by op (S, P, O; dV, dP, D, dS, dQ, dK), run by
 // attention() on CUDA tensors and by the traces (attention_trace.cpp), which return every buffer.

@@ -21,29 +21,11 @@
 #include "ops/device.h"
 #include "ops/indexing.h"
 #include "ops/registry.h"
+#include "ops/rope_rows.h"
 
 namespace hg {
 
 namespace {
-
-// cos θ_ti and sin θ_ti for t = start..start+T-1, i = 0..half-1, each (T, half) row-major.
-// Computed in double (t · ω_i reaches ~T radians, where float32 angles lose digits) and then
-// rounded once to the element type; `direction` = -1 gives the tables of −θ (sin negated).
-template <typename T>
-void rope_tables(int64_t T_len, int64_t half, int64_t start, double base, int direction,
-                 std::vector<T>& cos_t, std::vector<T>& sin_t) {
-  cos_t.resize(static_cast<size_t>(T_len * half));
-  sin_t.resize(static_cast<size_t>(T_len * half));
-  const double d_h = static_cast<double>(2 * half);
-  std::vector<double> omega(static_cast<size_t>(half));
-  for (int64_t i = 0; i < half; ++i) omega[i] = std::pow(base, -2.0 * static_cast<double>(i) / d_h);
-  for (int64_t t = 0; t < T_len; ++t)
-    for (int64_t i = 0; i < half; ++i) {
-      const double theta = static_cast<double>(start + t) * omega[i];
-      cos_t[t * half + i] = static_cast<T>(std::cos(theta));
-      sin_t[t * half + i] = static_cast<T>(direction * std::sin(theta));
-    }
-}
 
 // One (T, d_h) slice: row t of y = R_θ (row t of x), pair by pair, with the tables' row t.
 // x's rows are st_t apart and its coordinates st_d apart; y's rows y_row apart, unit stride
@@ -88,6 +70,45 @@ SliceFn<T> slice_fn(int64_t half) {
   }
 }
 
+}  // namespace
+
+// The tables (ops/rope_rows.h): computed in double (t · ω_i reaches ~T radians, where float32
+// angles lose digits) and then rounded once to the element type.
+template <typename E>
+void rope_detail::tables(int64_t T_len, int64_t half, int64_t start, double base, int direction, std::vector<E>& cos_t,
+                         std::vector<E>& sin_t) {
+  cos_t.resize(static_cast<size_t>(T_len * half));
+  sin_t.resize(static_cast<size_t>(T_len * half));
+  const double d_h = static_cast<double>(2 * half);
+  std::vector<double> omega(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) omega[i] = std::pow(base, -2.0 * static_cast<double>(i) / d_h);
+  for (int64_t t = 0; t < T_len; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      const double theta = static_cast<double>(start + t) * omega[i];
+      cos_t[t * half + i] = static_cast<E>(std::cos(theta));
+      sin_t[t * half + i] = static_cast<E>(direction * std::sin(theta));
+    }
+}
+
+// Unit-stride rows: float32 runs the CPU level's kernel (cpu/kernels.h), the same arithmetic as
+// rotate_slice at the level's vector width; float64 the unrolled slice loop.
+template <typename E>
+void rope_detail::rotate_rows(const E* x, int64_t x_ld, E* y, int64_t y_ld, const E* c, const E* s, int64_t T_len,
+                              int64_t half) {
+  if constexpr (std::is_same_v<E, float>) cpu::level_kernels<E>()->rope(y, y_ld, x, x_ld, c, s, half, T_len, half);
+  else slice_fn<E>(half)(x, x_ld, 1, y, y_ld, c, s, T_len, half);
+}
+
+template void rope_detail::tables<float>(int64_t, int64_t, int64_t, double, int, std::vector<float>&, std::vector<float>&);
+template void rope_detail::tables<double>(int64_t, int64_t, int64_t, double, int, std::vector<double>&,
+                                          std::vector<double>&);
+template void rope_detail::rotate_rows<float>(const float*, int64_t, float*, int64_t, const float*, const float*,
+                                              int64_t, int64_t);
+template void rope_detail::rotate_rows<double>(const double*, int64_t, double*, int64_t, const double*, const double*,
+                                               int64_t, int64_t);
+
+namespace {
+
 // y (contiguous, shape of x) = R_θ x pair by pair. x is read through its own strides, so the
 // (B, H, T, d_h) head views that a permute of the fused qkv output gives need no copy first.
 // Slices are visited in y's order (leading dims by odometer, then t), so y is written front to
@@ -101,7 +122,7 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
   const int64_t T_len = shape[rank - 2], d_h = shape[rank - 1], half = d_h / 2;
   const int64_t st_t = st[rank - 2], st_d = st[rank - 1];
   std::vector<T> cos_t, sin_t;  // (T, d_h/2) each
-  rope_tables<T>(T_len, half, start, base, direction, cos_t, sin_t);
+  rope_detail::tables<T>(T_len, half, start, base, direction, cos_t, sin_t);
   const SliceFn<T> rotate = slice_fn<T>(half);
   // float32 slices with unit-stride rows run the CPU level's kernel (cpu/kernels.h): the
   // same arithmetic as rotate_slice, at the level's vector width.
@@ -231,7 +252,6 @@ struct PartWalk {
 template <typename E>
 void move_part(const PartWalk& w, const E* src, E* dst, const std::vector<E>* cos_t, const std::vector<E>* sin_t) {
   const int64_t half = w.d_h / 2;
-  [[maybe_unused]] const cpu::Kernels* K = cpu::level_kernels<E>();  // null for float64
   const SliceFn<E> rotate = slice_fn<E>(half);
   // One (b, h) slice at a time, its T rows in order: measured faster than token by token (all
   // heads of row t, then t + 1), as for rope's own kernel above.
@@ -249,30 +269,12 @@ void move_part(const PartWalk& w, const E* src, E* dst, const std::vector<E>* co
       }
       const E* c = cos_t->data();
       const E* s = sin_t->data();
-      if constexpr (std::is_same_v<E, float>) {
-        if (w.sD == 1) {  // the CPU level's kernel, position t on row t
-          K->rope(y, w.dT, x, w.sT, c, s, half, w.T, half);
-          continue;
-        }
-      }
-      rotate(x, w.sT, w.sD, y, w.dT, c, s, w.T, half);  // rope's own slice loop, any strides
+      if (w.sD == 1) rope_detail::rotate_rows(x, w.sT, y, w.dT, c, s, w.T, half);  // as attention_qkv's kernels
+      else rotate(x, w.sT, w.sD, y, w.dT, c, s, w.T, half);  // rope's own slice loop, any strides
     }
   });
 }
 
-void check_qkv_heads(const char* op, const Tensor& qkv, int64_t heads, bool rot, double base) {
-  if (!qkv.defined()) fail(op, "qkv is undefined; pass the (B, T, 3d) output of the fused q, k, v projection");
-  if (qkv.dim() != 3 || qkv.size(2) % 3 != 0)
-    fail(op, "expects qkv (B, T, 3d), q, k and v side by side on the last dimension; got {}", qkv.describe());
-  const int64_t d = qkv.size(2) / 3;
-  if (heads < 1 || d % heads != 0)
-    fail(op, "cannot cut d = {} (qkv {}) into {} heads; the number of heads must divide d", d, qkv.describe(),
-         heads);
-  if (rot && (d / heads) % 2 != 0)
-    fail(op, "the head dimension d_h = d / H = {} / {} = {} is odd; RoPE rotates interleaved pairs, so d_h must "
-         "be even (choose d and the number of heads so that d / H is even)", d, heads, d / heads);
-  check_base(op, base);
-}
 
 // The written-out path (any device; under create_graph the backward's recorded ops).
 QkvHeads qkv_heads_composed(const Tensor& qkv, int64_t heads, bool rot, double base, Site where) {
@@ -296,7 +298,7 @@ constexpr OpDef kQkvHeads{.name = "qkv_heads",
                           .tangent = "q̇, k̇, v̇ = qkv_heads(q̇kv): the same split, layout and rotation"};
 QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site where) {
   const char* op = kQkvHeads.c_str();
-  check_qkv_heads(op, qkv, heads, rot, base);
+  rope_detail::check_qkv_heads(op, qkv, heads, rot, base);
   if (qkv.device() != Device::cpu) return qkv_heads_composed(qkv, heads, rot, base, where);
   const int64_t B = qkv.size(0), T = qkv.size(1), d = qkv.size(2) / 3, H = heads, d_h = d / H;
   const Shape& st = qkv.strides();  // qkv (B, T, 3d): part p, head h, coordinate i at column p·d + h·d_h + i
@@ -310,7 +312,7 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
     if (out.numel() > 0)
       dispatch_float(qkv.dtype(), op, [&]<typename E>() {
         std::vector<E> cos_t, sin_t;
-        rope_tables<E>(T, d_h / 2, 0, base, +1, cos_t, sin_t);
+        rope_detail::tables<E>(T, d_h / 2, 0, base, +1, cos_t, sin_t);
         const E* x = qkv.data_ptr<const E>();
         E* y = out.data_ptr<E>();
         for (int64_t p = 0; p < 2; ++p) {
@@ -323,18 +325,15 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
   }
   if (should_record({qkv})) {
     const DType dt = qkv.dtype();
+    const Shape shape = qkv.shape();
     record(kQkvHeads, {qkv}, {r.q, r.k, r.v}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-      auto back = [&](const Tensor& gp, bool turn) {  // the written-out path's backward: (B, H, T, d_h) -> (B, T, 1, H, d_h)
-        const Tensor x = turn ? rotate(kRopeBackward, gp, 0, base, -1, where) : gp;
-        return x.transpose(1, 2).unsqueeze(2);
-      };
-      return std::vector<Tensor>{concat({back(g[0], rot), back(g[1], rot), back(g[2], false)}, 2).reshape({B, T, 3 * d})};
+      return std::vector<Tensor>{rope_detail::qkv_heads_grad(g[0], g[1], g[2], shape, rot, base, where)};
     }, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       Tensor dqkv = empty({B, T, 3 * d}, dt);  // (B, T, 3d), every element written below
       if (dqkv.numel() > 0)
         dispatch_float(dt, "qkv_heads backward", [&]<typename E>() {
           std::vector<E> cos_t, sin_t;
-          rope_tables<E>(T, d_h / 2, 0, base, -1, cos_t, sin_t);  // the angles −θ: R_θᵀ
+          rope_detail::tables<E>(T, d_h / 2, 0, base, -1, cos_t, sin_t);  // the angles −θ: R_θᵀ
           for (int64_t p = 0; p < 3; ++p) {
             const Tensor& gp = g[static_cast<size_t>(p)];  // (B, H, T, d_h), any strides
             const Shape& gs = gp.strides();
@@ -351,6 +350,31 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
     }, where);
   }
   return r;
+}
+
+void rope_detail::check_qkv_heads(const char* op, const Tensor& qkv, int64_t heads, bool rot, double base) {
+  if (!qkv.defined()) fail(op, "qkv is undefined; pass the (B, T, 3d) output of the fused q, k, v projection");
+  if (qkv.dim() != 3 || qkv.size(2) % 3 != 0)
+    fail(op, "expects qkv (B, T, 3d), q, k and v side by side on the last dimension; got {}", qkv.describe());
+  const int64_t d = qkv.size(2) / 3;
+  if (heads < 1 || d % heads != 0)
+    fail(op, "cannot cut d = {} (qkv {}) into {} heads; the number of heads must divide d", d, qkv.describe(),
+         heads);
+  if (rot && (d / heads) % 2 != 0)
+    fail(op, "the head dimension d_h = d / H = {} / {} = {} is odd; RoPE rotates interleaved pairs, so d_h must "
+         "be even (choose d and the number of heads so that d / H is even)", d, heads, d / heads);
+  check_base(op, base);
+}
+
+// The written-out path's backward (ops/rope_rows.h): each (B, H, T, d_h) gradient back to
+// (B, T, 1, H, d_h), q's and k's through rope's backward, then the three side by side.
+Tensor rope_detail::qkv_heads_grad(const Tensor& gq, const Tensor& gk, const Tensor& gv, const Shape& qkv_shape,
+                                   bool rot, double base, Site where) {
+  auto back = [&](const Tensor& gp, bool turn) {
+    const Tensor x = turn ? rotate(kRopeBackward, gp, 0, base, -1, where) : gp;
+    return x.transpose(1, 2).unsqueeze(2);
+  };
+  return concat({back(gq, rot), back(gk, rot), back(gv, false)}, 2).reshape(qkv_shape);
 }
 
 // ---------------------------------------------------------------- alibi_bias

@@ -11,7 +11,7 @@ const std::vector<const OpDef*>& op_registry() {
     std::vector<const OpDef*> all;
     for (std::span<const OpDef* const> file :
          {view_defs(), elementwise_ops(), broadcast_ops(), reduce_ops(), matmul_ops(), softmax_ops(), attention_ops(),
-          indexing_ops(), loss_ops(), positional_ops(), gradient_defs(), forward_defs()})
+          indexing_ops(), loss_ops(), positional_ops(), attention_qkv_ops(), gradient_defs(), forward_defs()})
       all.insert(all.end(), file.begin(), file.end());
     return all;
   }();

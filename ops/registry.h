@@ -28,6 +28,7 @@ std::span<const OpDef* const> reduce_ops();       // ops/reduce.cpp
 std::span<const OpDef* const> matmul_ops();       // ops/matmul.cpp
 std::span<const OpDef* const> softmax_ops();      // ops/softmax.cpp
 std::span<const OpDef* const> attention_ops();    // ops/attention.cpp
+std::span<const OpDef* const> attention_qkv_ops();  // ops/attention_qkv.cpp
 std::span<const OpDef* const> indexing_ops();     // ops/indexing.cpp
 std::span<const OpDef* const> loss_ops();         // ops/loss.cpp
 std::span<const OpDef* const> positional_ops();   // ops/positional.cpp

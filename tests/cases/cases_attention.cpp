@@ -1,4 +1,4 @@
-// Gradcheck cases for ops/attention.h: the one "attention" node with each kind of mask, scale and
+// Gradcheck cases for ops/attention.h: the "attention" node with each kind of mask, scale and
 // shape, on the materialized and the tiled path. Gradients flow to Q, K and V; a mask is passed as
 // a fourth input — a constant that does not require grad (gradcheck holds it fixed and moves it to
 // the device checked), or a learnable additive bias that does, whose gradient is checked too.
@@ -78,6 +78,32 @@ void add_path_cases(std::vector<GradcheckCase>& out, Generator& gen, AttentionPa
                  qkv({2, 2, 3, 2}, {2, 1, 3, 2}, {1, 3, 2})});
 }
 
+// attention_qkv: qkv_heads and attention as one node. The fused CPU kernels (RoPE on the way in,
+// dqkv written from the backward) with and without the rotation, over several row blocks, on a
+// transposed view; and the cases it hands to the composition (a mask, the tiled path).
+void add_attention_qkv_cases(std::vector<GradcheckCase>& out, Generator& gen) {
+  using V = std::vector<Tensor>;
+  out.push_back({"attention_qkv", "(2, 5, 3·8) into 2 heads, RoPE, causal",
+                 [](const V& x) { return attention_qkv(x[0], 2, true, {.causal = true}, 10.0); }, {leaf({2, 5, 24}, gen)}});
+  out.push_back({"attention_qkv", "(1, 4, 3·4) one head, no rotation, no mask",
+                 [](const V& x) { return attention_qkv(x[0], 1, false); }, {leaf({1, 4, 12}, gen)}});
+  out.push_back({"attention_qkv", "a (T, B, 3d) tensor's transposed view, 3 heads, merged_output",
+                 [](const V& x) {
+                   return attention_qkv(x[0].transpose(0, 1), 3, true, {.causal = true, .merged_output = true}, 10.0)
+                       .transpose(1, 2)
+                       .reshape({2, 4, 6});
+                 },
+                 {leaf({4, 2, 18}, gen)}});
+  out.push_back({"attention_qkv", "T 70, RoPE, causal: three row blocks",
+                 [](const V& x) { return attention_qkv(x[0], 1, true, {.causal = true}, 100.0); }, {leaf({1, 70, 12}, gen)}});
+  out.push_back({"attention_qkv", "a padding mask: the composition",
+                 [](const V& x) { return attention_qkv(x[0], 2, true, {.causal = true, .mask = x[1]}, 10.0); },
+                 {leaf({2, 4, 12}, gen), padding_mask({4, 2}, 4, /*left=*/false)}});
+  out.push_back({"attention_qkv", "the tiled path: the composition",
+                 [](const V& x) { return attention_qkv(x[0], 2, true, {.causal = true, .path = AttentionPath::tiled}, 10.0); },
+                 {leaf({2, 5, 12}, gen)}});
+}
+
 }  // namespace
 
 void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
@@ -101,6 +127,7 @@ void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
                    return attention(x[0], x[1], x[2], {.causal = true, .merged_output = true}).transpose(1, 2).reshape({2, 5, 6});
                  },
                  {leaf({2, 2, 5, 3}, gen), leaf({2, 2, 5, 3}, gen), leaf({2, 2, 5, 3}, gen)}});
+  add_attention_qkv_cases(out, gen);
 }
 
 }  // namespace hg::cases

@@ -1,0 +1,136 @@
+// ops/attention_qkv.cpp — attention over the heads of a fused projection's output, as one op.
+//
+// For qkv (B, T, 3d) cut into H heads of d_h = d / H (ops/positional.h, qkv_heads):
+//   q, k, v = qkv_heads(qkv, H, rotate)       (B, H, T, d_h) each, q and k rotated by RoPE
+//   o       = attention(q, k, v, opts)        (B, H, T, d_h)
+// forward:  the same numbers, bit for bit: the fused CPU kernels (ops/attention_cpu.cpp) rotate a
+//           head's q and k rows by θ_t into a per-thread block as they reach it, with qkv_heads'
+//           own tables and row kernel (ops/rope_rows.h); v is read in place. The rotated (B, H, T,
+//           d_h) q and k are never made.
+// backward: by the chain rule through the two, with g = dL/do:
+//           dq̃, dk̃, dv = attention's backward (ops/attention.h) at the rotated q̃ = R_θ q, k̃ = R_θ k,
+//           dqkv[b, t, 0, h] = R_θtᵀ dq̃[b, h, t],  dqkv[b, t, 1, h] = R_θtᵀ dk̃[b, h, t],
+//           dqkv[b, t, 2, h] = dv[b, h, t]   (qkv_heads' backward; R_θᵀ = R_−θ)
+//           in one pass: the fused backward writes dv into dqkv's v columns and, slice by slice,
+//           rotates dq̃ and dk̃ by −θ into its q and k columns. Saves qkv and P.
+// create_graph: the same chain written with recorded ops (qkv_heads, attention's composed
+//           backward, qkv_heads' written-out backward), so it is differentiable again.
+// tangent:  ȯ = attention's tangent along (q̇, k̇, v̇) = qkv_heads(q̇kv): both maps in turn.
+// Elsewhere — a mask, the tiled path, a CUDA tensor, an empty problem — it is that composition.
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/forward.h"
+#include "engine/tape.h"
+#include "ops/attention.h"
+#include "ops/attention_paths.h"
+#include "ops/positional.h"
+#include "ops/registry.h"
+#include "ops/rope_rows.h"
+
+namespace hg {
+
+using namespace attention_detail;
+
+namespace {
+
+// Part `part` of qkv (0 q, 1 k, 2 v) as its (B, H, T, d_h) head view, unrotated: split's piece.
+Tensor head_view(const Tensor& qkv, int64_t heads, int64_t part) {
+  const Shape& st = qkv.strides();
+  const int64_t B = qkv.size(0), T = qkv.size(1), d = qkv.size(2) / 3, d_h = d / heads;
+  return make_view(qkv, {B, heads, T, d_h}, {st[0], d_h * st[2], st[1], st[2]}, qkv.offset() + part * d * st[2]);
+}
+
+// What the backward and the tangent need besides the saved tensors.
+struct Recorded {
+  Problem shapes;  // the geometry and the scale; q, k, v come from qkv
+  int64_t heads = 1;
+  bool rotate = true;
+  double base = 10000.0;
+  Site where;
+
+  Problem at(const Tensor& q, const Tensor& k, const Tensor& v) const {
+    Problem p = shapes;
+    p.q = q, p.k = k, p.v = v;
+    return p;
+  }
+  RopeOnQK rope() const { return {base}; }
+};
+
+constexpr Needs kAll{.q = true, .k = true, .v = true};
+
+// The fused backward from the saved qkv and P: dqkv written in one pass (above).
+Tensor fused_grad(const Recorded& r, const Tensor& dO, const Tensor& qkv, const Tensor& P) {
+  const Problem p = r.at(head_view(qkv, r.heads, 0), head_view(qkv, r.heads, 1), head_view(qkv, r.heads, 2));
+  Tensor dqkv = empty(qkv.shape(), qkv.dtype());  // (B, T, 3d), contiguous; every element written
+  Backward into;
+  into.dQ = head_view(dqkv, r.heads, 0), into.dK = head_view(dqkv, r.heads, 1), into.dV = head_view(dqkv, r.heads, 2);
+  const RopeOnQK rope = r.rope();
+  fused_backward(p, P, dO, kAll, r.rotate ? &rope : nullptr, &into);
+  return dqkv;
+}
+
+// The same chain with recorded ops (create_graph), from qkv itself so its graph reaches it.
+Tensor composed_grad(const Recorded& r, const Tensor& dO, const Tensor& qkv) {
+  const QkvHeads h = qkv_heads(qkv, r.heads, r.rotate, r.base, r.where);
+  const Backward b = composed_backward(r.at(h.q, h.k, h.v), dO, Tensor(), kAll);
+  return rope_detail::qkv_heads_grad(b.dQ, b.dK, b.dV, qkv.shape(), r.rotate, r.base, r.where);
+}
+
+}  // namespace
+
+constexpr OpDef kAttentionQkv{
+    .name = "attention_qkv",
+    .saves = {{"fused projection qkv", "q, k, v again: dQ = dS K, dK = dSᵀ Q, dP = dO Vᵀ"},
+              {"attention weights P", "dV = Pᵀ dO, and the row rule"}},
+    .derivation = "ops/attention_qkv.cpp",
+    .fused = "attention's fused CPU backward, rotating dQ and dK by −θ into dqkv as it goes",
+    .tangent = "ȯ = attention's tangent along (q̇, k̇, v̇) = qkv_heads(q̇kv)"};
+Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const AttentionOptions& opts, double base,
+                     Site where) {
+  const char* op = kAttentionQkv.c_str();
+  rope_detail::check_qkv_heads(op, qkv, heads, rotate, base);
+  auto composition = [&] {
+    const QkvHeads h = qkv_heads(qkv, heads, rotate, base, where);
+    return attention(h.q, h.k, h.v, opts, where);
+  };
+  if (qkv.device() != Device::cpu || opts.mask.defined()) return composition();
+  Recorded r;
+  r.shapes = prepare(op, head_view(qkv, heads, 0), head_view(qkv, heads, 1), head_view(qkv, heads, 2), opts);
+  const Problem& p = r.shapes;
+  const bool empty_problem = p.Tq == 0 || p.Tk == 0 || p.dk == 0 || shape_numel(p.batch) == 0;
+  if (resolve_path(p, opts.path) != AttentionPath::materialized || !fits_blas(p) || empty_problem)
+    return composition();
+  r.heads = heads, r.rotate = rotate, r.base = base, r.where = where;
+  const RopeOnQK rope = r.rope();
+  Forward f;
+  {
+    NoGradGuard ng;
+    f = fused_forward(p, rotate ? &rope : nullptr);
+  }
+  if (should_record({qkv})) {
+    r.shapes.q = r.shapes.k = r.shapes.v = Tensor();
+    record(kAttentionQkv, {qkv}, {f.O}, {save(qkv, "fused projection qkv"), save(f.P, "attention weights P")},
+           [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{composed_grad(r, g[0], s[0])};
+           },
+           [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{fused_grad(r, g[0], s[0], s[1])};
+           },
+           [&](const std::vector<Tensor>& d) {
+             const QkvHeads h = qkv_heads(qkv, heads, rotate, base, where);  // the values, which the tangent's graph reaches
+             const QkvHeads t = qkv_heads(d[0], heads, rotate, base, where);
+             return std::vector<Tensor>{composed_tangent(r.at(h.q, h.k, h.v), Tensor(), {t.q, t.k, t.v})};
+           },
+           where);
+  }
+  return f.O;
+}
+
+// ---------------------------------------------------------------- the definitions, for the registry
+std::span<const OpDef* const> attention_qkv_ops() {
+  static const OpDef* const defs[] = {&kAttentionQkv};
+  return defs;
+}
+
+}  // namespace hg
