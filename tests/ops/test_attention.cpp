@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "handgrad.h"
@@ -266,4 +267,60 @@ TEST_CASE("attention errors name the op and the shapes") {
   CHECK_THROWS_WITH_AS(attention(q, q, zeros({3, 2}, DType::f32)), doctest::Contains("attention: dtype mismatch"), Error);
   CHECK_THROWS_WITH_AS(attention_trace(q, q, v, zeros({2, 2}, DType::f64)),
                        doctest::Contains("attention_trace: dO (2, 2) must have the shape of the output O (3, 2)"), Error);
+}
+
+// attention_qkv against the composition it replaces, qkv_heads then attention: the fused kernels
+// rotate with qkv_heads' own tables and row kernel and run attention's gemms on the same blocks,
+// so the output and the gradient of qkv match bit for bit — float32 and float64, rotating or not,
+// a transposed qkv, one row block or three, O contiguous or merged.
+TEST_CASE("attention_qkv gives qkv_heads + attention's output and gradient, bit for bit; one tape entry") {
+  Generator gen(41);
+  for (DType dt : {DType::f32, DType::f64})
+    for (bool rot : {true, false})
+      for (bool transposed : {false, true})
+        for (int64_t T : {7, 70}) {
+          CAPTURE(dtype_name(dt));
+          CAPTURE(rot);
+          CAPTURE(transposed);
+          CAPTURE(T);
+          const int64_t B = 3, H = 2, d_h = 16, d = H * d_h;
+          const AttentionOptions opts{.causal = true, .merged_output = transposed};
+          Tensor src = randn(transposed ? Shape{T, B, 3 * d} : Shape{B, T, 3 * d}, gen, dt);
+          const Tensor w = randn({B, H, T, d_h}, gen, dt);
+          auto run = [&](bool fused) {
+            Tensor leaf_ = src.detach().clone().requires_grad_();
+            const Tensor qkv = transposed ? leaf_.transpose(0, 1) : leaf_;  // (B, T, 3d)
+            Tensor o;
+            if (fused) {
+              o = attention_qkv(qkv, H, rot, opts);
+              CHECK(o.grad_fn()->op == "attention_qkv");
+            } else {
+              const QkvHeads h = qkv_heads(qkv, H, rot);
+              o = attention(h.q, h.k, h.v, opts);
+            }
+            backward(sum(mul(o, w)));
+            return std::vector<Tensor>{o.contiguous(), leaf_.grad()};
+          };
+          const std::vector<Tensor> a = run(true), b = run(false);
+          for (size_t i = 0; i < a.size(); ++i) {
+            CAPTURE(i);
+            REQUIRE(a[i].shape() == b[i].shape());
+            const std::vector<double> x = a[i].to_vector(), y = b[i].to_vector();
+            CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+          }
+        }
+}
+
+TEST_CASE("attention_qkv: errors name the op and the shape; a mask or the tiled path runs the composition") {
+  CHECK_THROWS_WITH_AS(attention_qkv(zeros({2, 3, 10}), 2), doctest::Contains("attention_qkv: expects qkv (B, T, 3d)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(attention_qkv(zeros({2, 3, 24}), 3), doctest::Contains("cannot cut d = 8"), Error);
+  CHECK_THROWS_WITH_AS(attention_qkv(zeros({2, 3, 24}), 8), doctest::Contains("d_h = d / H = 8 / 8 = 1 is odd"), Error);
+  CHECK_THROWS_WITH_AS(attention_qkv(zeros({2, 3, 24}, DType::i64), 2), doctest::Contains("attention_qkv"), Error);
+  Generator gen(42);
+  Tensor qkv = randn({2, 4, 24}, gen, DType::f64).requires_grad_();
+  const Tensor pad = bool_tensor({true, true, true, false, true, true, false, false}, {2, 1, 1, 4});
+  CHECK(attention_qkv(qkv, 2, true, {.mask = pad}).grad_fn()->op == "attention");
+  CHECK(attention_qkv(qkv, 2, true, {.causal = true, .path = AttentionPath::tiled}).grad_fn()->op == "attention");
+  CHECK(attention_qkv(zeros({2, 0, 24}), 2).shape() == Shape{2, 2, 0, 4});  // an empty problem: the composition's empty output
 }
