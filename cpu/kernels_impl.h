@@ -66,7 +66,16 @@ template <int64_t HALF>
 void rope_rows(float* __restrict y, int64_t y_row, const float* __restrict x, int64_t x_row, const float* __restrict c,
                const float* __restrict s, int64_t cs_row, int64_t rows, int64_t half) {
   if constexpr (HALF > 0) half = HALF;
-  for (int64_t r = 0; r < rows; ++r, x += x_row, y += y_row, c += cs_row, s += cs_row)
+  for (int64_t r = 0; r < rows; ++r, x += x_row, y += y_row, c += cs_row, s += cs_row) {
+    // The rows are often far apart (a head's rows of the (B, T, 3d) qkv, 3d floats apart), too far
+    // for the hardware to run ahead: ask for the lines 8 rows on, read and written. With it the
+    // kernel's share of a 40-step TinyCharLM run fell from ~5 % to ~3.5 % of the samples
+    // (bench/RESULTS.md, "RoPE inside the attention kernels").
+    if (r + 8 < rows)
+      for (int64_t b = 0; b < 2 * half; b += 16) {  // 16 floats: one 64-byte line
+        __builtin_prefetch(x + 8 * x_row + b);
+        __builtin_prefetch(y + 8 * y_row + b, 1);
+      }
     for (int64_t i = 0; i < half; ++i) {
       // x0 c + x1 (−s) is x0 c − x1 s exactly (a negation is exact). Written as a sum because
       // GCC 12 turns the alternating "−, +" of the plain form into vfmaddsub — a fused multiply-add
@@ -75,6 +84,7 @@ void rope_rows(float* __restrict y, int64_t y_row, const float* __restrict x, in
       y[2 * i] = x0 * c[i] + x1 * neg_s;
       y[2 * i + 1] = x0 * s[i] + x1 * c[i];
     }
+  }
 }
 
 // The usual head sizes d_h = 16, 32, 64, 128 get a pair loop of known length.
