@@ -32,6 +32,13 @@ void bind_functional(nb::module_& m) {
   }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("attn_mask").none(), nb::arg("is_causal"),
      nb::arg("scale").none(), nb::arg("path") = "automatic", nb::call_guard<nb::gil_scoped_release>());
 
+  // qkv (B, T, 3d) cut into heads, RoPE on q and k when rotate, and attention over them, as one op.
+  f.def("attention_qkv", [](const hg::Tensor& qkv, int64_t heads, bool rotate, std::optional<hg::Tensor> attn_mask,
+                            bool is_causal, std::optional<double> scale, const std::string& path, double base) {
+    return hg::attention_qkv(qkv, heads, rotate, attention_options(attn_mask, is_causal, scale, path), base);
+  }, nb::arg("qkv"), nb::arg("num_heads"), nb::arg("rotate"), nb::arg("attn_mask").none(), nb::arg("is_causal"),
+     nb::arg("scale").none(), nb::arg("path"), nb::arg("base"), nb::call_guard<nb::gil_scoped_release>());
+
   nb::class_<hg::AttentionTrace>(f, "AttentionTrace", "Every intermediate of attention's forward and hand-written backward")
       .def_ro("S", &hg::AttentionTrace::S, "scores after scale and mask (−inf where hidden)")
       .def_ro("P", &hg::AttentionTrace::P, "weights softmax(S)")

@@ -148,6 +148,27 @@ def test_rope_rotates_pairs():
                                        rtol=1e-13)
 
 
+def test_attention_qkv_is_heads_rope_then_attention():
+    # qkv (B, T, 3d) with d = H d_h: the heads cut out by hand, rope on q and k, then attention
+    B, T, H, d_h = 2, 5, 2, 4
+    x = rng.standard_normal((B, T, 3 * H * d_h))
+    g = rng.standard_normal((B, H, T, d_h))
+    a = f64(x, requires_grad=True)
+    out = F.attention_qkv(a, H, is_causal=True, base=100.0)
+    assert out.shape == (B, H, T, d_h)
+    (out * f64(g)).sum().backward()
+    b = f64(x, requires_grad=True)
+    heads = b.reshape(B, T, 3, H, d_h).permute(2, 0, 3, 1, 4)  # (3, B, H, T, d_h)
+    q, k, v = F.rope(heads[0], base=100.0), F.rope(heads[1], base=100.0), heads[2]
+    ref = F.attention(q, k, v, is_causal=True)
+    (ref * f64(g)).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-14)
+    assert out.grad_fn.name() == "attention_qkv"
+    with pytest.raises(hg.Error, match="attention_qkv"):
+        F.attention_qkv(f64(rng.standard_normal((2, 3, 10))), 2)
+
+
 def test_gelu_and_softplus_formulas_and_gradients():
     from math import erf, sqrt, tanh
     xs = [-30.0, -2.5, -0.3, 0.0, 0.7, 3.0, 40.0]

@@ -3,7 +3,7 @@
 from .. import _C
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh",
-           "attention", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus"]
+           "attention", "attention_qkv", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus"]
 
 
 def softmax(input, dim):
@@ -49,6 +49,17 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None, pa
     picks), "materialized" (S and P kept whole) or "tiled" (FlashAttention-2: tiles of keys, the
     row log-sum-exp kept, P recomputed in the backward). The paths agree to rounding."""
     return _C.functional.attention(query, key, value, attn_mask, is_causal, scale, path)
+
+
+def attention_qkv(qkv, num_heads, rotate=True, attn_mask=None, is_causal=False, scale=None, path="automatic",
+                  base=10000.0):
+    """Attention over the heads of a fused projection's output, as one op: qkv (B, T, 3d) holds q,
+    k and v side by side, each num_heads heads of d_h = d / num_heads; q and k are rotated by RoPE
+    (positions 0..T-1) when ``rotate``; the result is (B, H, T, d_h). The same numbers as cutting
+    the heads out, rope on q and k, then attention — but on the CPU, without a mask, the library's
+    kernels rotate each head's q and k as they read it and write qkv's gradient straight from the
+    backward, so the rotated heads are never made."""
+    return _C.functional.attention_qkv(qkv, num_heads, rotate, attn_mask, is_causal, scale, path, base)
 
 
 def attention_trace(query, key, value, grad_output, attn_mask=None, is_causal=False, scale=None, path="automatic"):
