@@ -110,10 +110,11 @@ void add_attention_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   using V = std::vector<Tensor>;
   add_path_cases(out, gen, AttentionPath::materialized);
   add_path_cases(out, gen, AttentionPath::tiled);
-  // Across tile boundaries (64 rows a tile): 66 queries and keys, causal, a learnable bias.
-  out.push_back({"attention", "T 66 across two tiles, causal + learnable bias, tiled",
+  // Across tile boundaries (128 rows and 128 keys a tile): 130 queries and keys, causal, a learnable
+  // bias per key (1, T), whose gradient sums dS over the rows of both query tiles.
+  out.push_back({"attention", "T 130 across two tiles, causal + learnable bias (1, T), tiled",
                  [](const V& x) { return attention(x[0], x[1], x[2], {.causal = true, .mask = x[3], .path = AttentionPath::tiled}); },
-                 {leaf({1, 66, 2}, gen), leaf({1, 66, 2}, gen), leaf({1, 66, 2}, gen), leaf({66, 66}, gen)}});
+                 {leaf({1, 130, 2}, gen), leaf({1, 130, 2}, gen), leaf({1, 130, 2}, gen), leaf({1, 130}, gen)}});
   // The fused CPU kernels' causal row blocks (32 queries): three blocks, the last short, and Tq < Tk
   // (keys no query sees get zero gradient); and merged_output, O laid out (B, T, H, d_v).
   out.push_back({"attention", "T 70, causal: three row blocks",

@@ -80,9 +80,9 @@ Tensor make_mask(const Config& c, Generator& gen, DType t) {
 const std::vector<Config>& configs() {
   static const std::vector<Config> list = {
       {"no mask, T 70 (two tiles)", {2, 3, 70, 8}, {2, 3, 70, 8}, {2, 3, 70, 5}},
-      {"causal, T 130 (three query tiles)", {1, 2, 130, 8}, {1, 2, 130, 8}, {1, 2, 130, 4}, true},
-      {"causal, T 300 (two key tiles)", {1, 1, 300, 4}, {1, 1, 300, 4}, {1, 1, 300, 3}, true},
-      {"additive mask, Tk 520 (three key tiles)", {1, 70, 4}, {1, 520, 4}, {1, 520, 3}, false, 2},
+      {"causal, T 130 (two query tiles of 128)", {1, 2, 130, 8}, {1, 2, 130, 8}, {1, 2, 130, 4}, true},
+      {"causal, T 300 (three key tiles)", {1, 1, 300, 4}, {1, 1, 300, 4}, {1, 1, 300, 3}, true},
+      {"additive mask, Tk 520 (five key tiles)", {1, 70, 4}, {1, 520, 4}, {1, 520, 3}, false, 2},
       {"causal, Tq 70 < Tk 130", {2, 70, 4}, {2, 130, 4}, {2, 130, 3}, true},
       {"causal, Tq 130 > Tk 70", {2, 130, 4}, {2, 70, 4}, {2, 70, 3}, true},
       {"boolean mask with an empty row", {2, 2, 70, 4}, {2, 2, 70, 4}, {2, 2, 70, 4}, false, 1},
