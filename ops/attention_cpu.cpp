@@ -146,17 +146,18 @@ bool fits_blas(const Problem& p) {
 namespace {
 
 // RoPE on a slice's queries and keys (RopeOnQK): the angle tables of θ (the forward's rotation)
-// and of −θ (R_θᵀ, the gradients' way back), one row per position, and the rotation of rows.
+// and, for a backward, of −θ (R_θᵀ, the gradients' way back), one row per position, and the
+// rotation of rows.
 template <typename T>
 struct SliceRope {
   std::vector<T> c, s, back_c, back_s;  // (positions, d/2) each
   int64_t half = 0;
-  SliceRope(const Problem& p, const RopeOnQK* rope) {
+  SliceRope(const Problem& p, const RopeOnQK* rope, bool backward) {
     if (!rope) return;
     half = p.dk / 2;
     const int64_t positions = std::max(p.Tq, p.Tk);
     rope_detail::tables<T>(positions, half, 0, rope->base, +1, c, s);
-    rope_detail::tables<T>(positions, half, 0, rope->base, -1, back_c, back_s);
+    if (backward) rope_detail::tables<T>(positions, half, 0, rope->base, -1, back_c, back_s);
   }
   bool on() const { return half > 0; }
   // rows (rows, 2·half) of x (ld apart) rotated by θ into buf (contiguous); returns buf.
@@ -209,7 +210,7 @@ Forward fused_forward(const Problem& p, const RopeOnQK* rope) {
     const Slices<T> O = slices_of<T>(f.O, p.batch);  // in place: its rows are unit-stride and apart
     const T scale = static_cast<T>(p.scale);
     const RowBlocks rb = row_blocks(p);
-    const SliceRope<T> turn(p, rope);
+    const SliceRope<T> turn(p, rope, false);
     parallel_for(nb, Tq * Tk * (dk + dv + 8), [&](int64_t begin, int64_t end) {
       PackedB<T> k_panel;  // scale · Kᵀ of a slice, packed once for all its row blocks (each reads the keys it sees)
       std::vector<T> q_turned, k_turned;  // with rope: the slice's rotated Q and K
@@ -287,7 +288,7 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
     // Several blocks add into dV and dK, zeroed first — as does one block that sees only some of
     // the keys (Tq < Tk): the keys no query sees get zero gradient.
     const T beta = rb.count() > 1 || rb.keys(0) < Tk ? T(1) : T(0);
-    const SliceRope<T> turn(p, rope);
+    const SliceRope<T> turn(p, rope, true);
     parallel_for(nb, Tq * Tk * (2 * dk + 2 * dv + 4), [&](int64_t begin, int64_t end) {
       std::vector<T> scratch(static_cast<size_t>(row_rule && !need_ds ? Tq * Tk : 0));  // (Tq, Tk): dP, then dS
       std::vector<T> q_finite;  // (Tq, dk): a slice's Q with a NaN or ±inf, read by dK as 0 there

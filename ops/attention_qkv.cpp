@@ -34,12 +34,7 @@ using namespace attention_detail;
 
 namespace {
 
-// Part `part` of qkv (0 q, 1 k, 2 v) as its (B, H, T, d_h) head view, unrotated: split's piece.
-Tensor head_view(const Tensor& qkv, int64_t heads, int64_t part) {
-  const Shape& st = qkv.strides();
-  const int64_t B = qkv.size(0), T = qkv.size(1), d = qkv.size(2) / 3, d_h = d / heads;
-  return make_view(qkv, {B, heads, T, d_h}, {st[0], d_h * st[2], st[1], st[2]}, qkv.offset() + part * d * st[2]);
-}
+using rope_detail::head_view;
 
 // What the backward and the tangent need besides the saved tensors.
 struct Recorded {

@@ -124,9 +124,6 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
   std::vector<T> cos_t, sin_t;  // (T, d_h/2) each
   rope_detail::tables<T>(T_len, half, start, base, direction, cos_t, sin_t);
   const SliceFn<T> rotate = slice_fn<T>(half);
-  // float32 slices with unit-stride rows run the CPU level's kernel (cpu/kernels.h): the
-  // same arithmetic as rotate_slice, at the level's vector width.
-  [[maybe_unused]] const cpu::Kernels* K = cpu::level_kernels<T>();  // null for float64
 
   // The leading index slices (b, h) are independent: split them across threads. Each range
   // finds its first slice's offset, then walks the leading dimensions by odometer.
@@ -146,12 +143,8 @@ void rope_kernel(const Tensor& x, Tensor& y, int64_t start, double base, int dir
     for (int64_t o = begin; o < end; ++o) {
       const T* in = in_base + in_off;
       T* out = out_base + o * T_len * d_h;
-      if constexpr (std::is_same_v<T, float>) {
-        if (st_d == 1) K->rope(out, d_h, in, st_t, cos_t.data(), sin_t.data(), half, T_len, half);  // the CPU level's kernel
-        else rotate(in, st_t, st_d, out, d_h, cos_t.data(), sin_t.data(), T_len, half);
-      } else {
-        rotate(in, st_t, st_d, out, d_h, cos_t.data(), sin_t.data(), T_len, half);
-      }
+      if (st_d == 1) rope_detail::rotate_rows(in, st_t, out, d_h, cos_t.data(), sin_t.data(), T_len, half);
+      else rotate(in, st_t, st_d, out, d_h, cos_t.data(), sin_t.data(), T_len, half);
       for (int64_t d = lead_rank - 1; d >= 0; --d) {
         in_off += st[d];
         if (++idx[d] < shape[d]) break;
@@ -303,10 +296,7 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
   const int64_t B = qkv.size(0), T = qkv.size(1), d = qkv.size(2) / 3, H = heads, d_h = d / H;
   const Shape& st = qkv.strides();  // qkv (B, T, 3d): part p, head h, coordinate i at column p·d + h·d_h + i
   // v, and q and k when not rotated, are views of qkv itself, as split's pieces are: no copy.
-  auto input_part = [&](int64_t p) {
-    return make_view(qkv, {B, H, T, d_h}, {st[0], d_h * st[2], st[1], st[2]}, qkv.offset() + p * d * st[2]);
-  };
-  QkvHeads r{input_part(0), input_part(1), input_part(2)};
+  QkvHeads r{rope_detail::head_view(qkv, H, 0), rope_detail::head_view(qkv, H, 1), rope_detail::head_view(qkv, H, 2)};
   if (rot) {  // rotated q and k: contiguous (B, H, T, d_h) halves of one fresh (2, B, H, T, d_h) buffer
     Tensor out = empty({2, B, H, T, d_h}, qkv.dtype());  // every element written below
     if (out.numel() > 0)
@@ -364,6 +354,12 @@ void rope_detail::check_qkv_heads(const char* op, const Tensor& qkv, int64_t hea
     fail(op, "the head dimension d_h = d / H = {} / {} = {} is odd; RoPE rotates interleaved pairs, so d_h must "
          "be even (choose d and the number of heads so that d / H is even)", d, heads, d / heads);
   check_base(op, base);
+}
+
+Tensor rope_detail::head_view(const Tensor& qkv, int64_t heads, int64_t part) {
+  const Shape& st = qkv.strides();  // qkv (B, T, 3d): part p, head h, coordinate i at column p·d + h·d_h + i
+  const int64_t B = qkv.size(0), T = qkv.size(1), d = qkv.size(2) / 3, d_h = d / heads;
+  return make_view(qkv, {B, heads, T, d_h}, {st[0], d_h * st[2], st[1], st[2]}, qkv.offset() + part * d * st[2]);
 }
 
 // The written-out path's backward (ops/rope_rows.h): each (B, H, T, d_h) gradient back to

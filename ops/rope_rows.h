@@ -26,6 +26,10 @@ void rotate_rows(const E* x, int64_t x_ld, E* y, int64_t y_ld, const E* cos_t, c
 // qkv_heads' checks of qkv (B, T, 3d), the number of heads and the base: an Error naming `op`.
 void check_qkv_heads(const char* op, const Tensor& qkv, int64_t heads, bool rotate, double base);
 
+// Part `part` of qkv (B, T, 3d) — 0 q, 1 k, 2 v — as its (B, H, T, d_h) view of heads, unrotated:
+// split's piece, no copy. qkv as check_qkv_heads accepts it.
+Tensor head_view(const Tensor& qkv, int64_t heads, int64_t part);
+
 // The backward of qkv_heads written out with recorded ops (differentiable again): dqkv (B, T, 3d)
 // from the gradients of q, k, v (B, H, T, d_h) — q's and k's rotated by −θ when `rotate` — placed
 // back side by side.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -27,6 +28,17 @@ inline double max_abs_diff(const std::vector<double>& a, const std::vector<doubl
 inline double max_abs_diff(const Tensor& x, const Tensor& y) {
   REQUIRE(x.shape() == y.shape());
   return max_abs_diff(x.to_vector(), y.to_vector());
+}
+
+// Each a[i] has b[i]'s shape and its very bits (read as float64, which holds every float32 exactly).
+inline void check_same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(a[i].shape() == b[i].shape());
+    const std::vector<double> x = a[i].to_vector(), y = b[i].to_vector();
+    CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+  }
 }
 
 inline bool all_finite(const Tensor& x) {
