@@ -35,7 +35,9 @@
 
 namespace hg {
 
-using namespace attention_detail;
+// attention's private helpers and the paths' shared entries (ops/attention_paths.h), in the
+// family's detail namespace; the public functions below the namespace name what they use.
+namespace attention_detail {
 
 namespace {
 
@@ -66,7 +68,7 @@ Tensor finite_queries(const Problem& p) {
 // rule makes those 0 after the softmax, finding the rows by their NaN in O (in P when dv = 0).
 }  // namespace
 
-Forward attention_detail::attention_forward(const Problem& p) {
+Forward attention_forward(const Problem& p) {
   Forward f;
   f.S = matmul(p.q, p.k.transpose(-2, -1));  // gemm with K read transposed in place
   scale_and_mask(p, f.S);
@@ -118,7 +120,7 @@ struct InPlaceSteps {
 
 }  // namespace
 
-Backward attention_detail::attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
+Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
   return backward_formulas(p, P, dO, need, InPlaceSteps{p});
 }
 
@@ -192,7 +194,7 @@ RecordedWeights recorded_weights(const Problem& p, const Tensor& live_mask) {
 
 }  // namespace
 
-Backward attention_detail::composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask,
+Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask,
                                              const Needs& need) {
   const RecordedWeights w = recorded_weights(p, live_mask);
   return backward_formulas(p, w.P, dO, need, RecordedSteps{p, w.hidden});
@@ -208,7 +210,7 @@ Backward attention_detail::composed_backward(const Problem& p, const Tensor& dO,
 // from the given q, k, v, so the tangent is differentiable again; it holds (batch..., Tq, Tk) on
 // every path. `d`: the tangents of q, k, v (and of the mask), each undefined where none.
 // Ṡ's part from Q and K, (Q̇ Kᵀ + Q K̇ᵀ) · scale (batch..., Tq, Tk); undefined when neither moves.
-Tensor attention_detail::scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk) {
+Tensor scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk) {
   const Tensor qk =
       tangent_sum({if_tangent(dq, [&](const Tensor& t) { return matmul(expand(t, with_last2(p.batch, p.Tq, p.dk)), p.k.transpose(-2, -1)); }),
                    if_tangent(dk, [&](const Tensor& t) { return matmul(p.q, expand(t, with_last2(p.batch, p.Tk, p.dk)).transpose(-2, -1)); })},
@@ -216,12 +218,12 @@ Tensor attention_detail::scores_tangent(const Problem& p, const Tensor& dq, cons
   return if_tangent(qk, [&](const Tensor& t) { return mul(t, p.scale); });
 }
 
-Tensor attention_detail::hidden_entries(const Tensor& S) {
+Tensor hidden_entries(const Tensor& S) {
   const double ninf = -std::numeric_limits<double>::infinity();
   return entries_where(S, [&](double x) { return x == ninf; });
 }
 
-Tensor attention_detail::composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d) {
+Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<Tensor>& d) {
   const Shape scores = with_last2(p.batch, p.Tq, p.Tk), o_shape = with_last2(p.batch, p.Tq, p.dv);
   const Tensor live = mask.defined() && mask.requires_grad() ? mask : Tensor();  // else M holds its values already
   const RecordedWeights w = recorded_weights(p, live);
@@ -248,7 +250,7 @@ constexpr int64_t kCudaTiledMaxHead = 128;
 
 }  // namespace
 
-AttentionPath attention_detail::resolve_path(const Problem& p, AttentionPath asked) {
+AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
   if (asked != AttentionPath::automatic) return asked;
   const double blocks = static_cast<double>(shape_numel(p.batch)) * static_cast<double>(p.Tq) *
                         static_cast<double>(p.Tk) * static_cast<double>(dtype_size(p.q.dtype()));
@@ -296,7 +298,7 @@ Backward run_tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, 
 
 // The recorded backward: the gradients of Q, K, V (and of a live additive mask) from whichever
 // path ran. `saved`: Q, K, V, then P (materialized) or O, L (tiled), then the live mask.
-struct Recorded {
+struct RecordedAttention {
   Problem shapes;  // the geometry, the scale and the mask; q, k, v come from the saved tensors
   AttentionPath path = AttentionPath::materialized;
   bool fused = false;  // the materialized path's fused CPU kernels ran
@@ -305,7 +307,7 @@ struct Recorded {
   Shape sq, sk, sv, smask;
 };
 
-std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const std::vector<Tensor>& s, bool composed) {
+std::vector<Tensor> attention_grads(const RecordedAttention& r, const Tensor& dO, const std::vector<Tensor>& s, bool composed) {
   Problem pb = r.shapes;
   pb.q = expand(s[0], with_last2(pb.batch, pb.Tq, pb.dk));
   pb.k = expand(s[1], with_last2(pb.batch, pb.Tk, pb.dk));
@@ -325,6 +327,8 @@ std::vector<Tensor> attention_grads(const Recorded& r, const Tensor& dO, const s
 }
 
 }  // namespace
+
+}  // namespace attention_detail
 
 const char* attention_path_name(AttentionPath p) {
   switch (p) {
@@ -354,6 +358,7 @@ constexpr OpDef kAttention{.name = "attention",
                            .fused = "by path: the fused CPU kernels, the row-rule backward or the tiled one",
                            .tangent = "Ṡ = (Q̇ Kᵀ + Q K̇ᵀ)·scale + Ṁ, Ṗ = P ∘ (Ṡ − rowsum(P ∘ Ṡ)), Ȯ = Ṗ V + P V̇"};
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opts, Site where) {
+  using namespace attention_detail;  // here only: a file-scope directive would leak into a unity build's other files
   Problem p = prepare("attention", q, k, v, opts);
   const AttentionPath path = resolve_path(p, opts.path);
   const bool live_mask = opts.mask.defined() && opts.mask.requires_grad() && grad_enabled();
@@ -391,7 +396,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   std::vector<Tensor> inputs{q, k, v};
   if (mask_input) inputs.push_back(opts.mask);
   if (should_record(inputs)) {
-    Recorded r;
+    RecordedAttention r;
     r.shapes = p;
     r.shapes.q = r.shapes.k = r.shapes.v = Tensor();
     r.path = path;

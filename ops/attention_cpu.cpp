@@ -30,7 +30,7 @@ namespace {
 
 // The op-by-op path's scale and mask, over every slice of S.
 template <typename T>
-void scale_and_mask(const Problem& p, Tensor& S) {
+void scale_and_mask_slices(const Problem& p, Tensor& S) {
   const Shape ms = mask_strides(p, S.shape());
   const T scale = static_cast<T>(p.scale);
   const int64_t nb = shape_numel(p.batch), Tq = p.Tq, Tk = p.Tk;
@@ -54,7 +54,7 @@ void scale_and_mask(const Problem& p, Tensor& S) {
 }  // namespace
 
 void scale_and_mask_cpu(const Problem& p, Tensor& S) {
-  dispatch_float(S.dtype(), "attention", [&]<typename T>() { scale_and_mask<T>(p, S); });
+  dispatch_float(S.dtype(), "attention", [&]<typename T>() { scale_and_mask_slices<T>(p, S); });
 }
 
 void zero_hidden_in_nan_rows_cpu(const Problem& p, const Tensor& X, const Tensor& flags_in) {

@@ -30,14 +30,15 @@
 
 namespace hg {
 
-using namespace attention_detail;
+// attention_qkv's private helpers, in the attention family's detail namespace.
+namespace attention_detail {
 
 namespace {
 
 using rope_detail::head_view;
 
 // What the backward and the tangent need besides the saved tensors.
-struct Recorded {
+struct RecordedQkv {
   Problem shapes;  // the geometry and the scale; q, k, v come from qkv
   int64_t heads = 1;
   bool rotate = true;
@@ -55,7 +56,7 @@ struct Recorded {
 constexpr Needs kAll{.q = true, .k = true, .v = true};
 
 // The fused backward from the saved qkv and P: dqkv written in one pass (above).
-Tensor fused_grad(const Recorded& r, const Tensor& dO, const Tensor& qkv, const Tensor& P) {
+Tensor fused_grad(const RecordedQkv& r, const Tensor& dO, const Tensor& qkv, const Tensor& P) {
   const Problem p = r.at(head_view(qkv, r.heads, 0), head_view(qkv, r.heads, 1), head_view(qkv, r.heads, 2));
   Tensor dqkv = empty(qkv.shape(), qkv.dtype());  // (B, T, 3d), contiguous; every element written
   Backward into;
@@ -66,13 +67,15 @@ Tensor fused_grad(const Recorded& r, const Tensor& dO, const Tensor& qkv, const 
 }
 
 // The same chain with recorded ops (create_graph), from qkv itself so its graph reaches it.
-Tensor composed_grad(const Recorded& r, const Tensor& dO, const Tensor& qkv) {
+Tensor composed_grad(const RecordedQkv& r, const Tensor& dO, const Tensor& qkv) {
   const QkvHeads h = qkv_heads(qkv, r.heads, r.rotate, r.base, r.where);
   const Backward b = composed_backward(r.at(h.q, h.k, h.v), dO, Tensor(), kAll);
   return rope_detail::qkv_heads_grad(b.dQ, b.dK, b.dV, qkv.shape(), r.rotate, r.base, r.where);
 }
 
 }  // namespace
+
+}  // namespace attention_detail
 
 constexpr OpDef kAttentionQkv{
     .name = "attention_qkv",
@@ -83,6 +86,8 @@ constexpr OpDef kAttentionQkv{
     .tangent = "ȯ = attention's tangent along (q̇, k̇, v̇) = qkv_heads(q̇kv)"};
 Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const AttentionOptions& opts, double base,
                      Site where) {
+  using namespace attention_detail;  // here only: a file-scope directive would leak into a unity build's other files
+  using rope_detail::head_view;
   const char* op = kAttentionQkv.c_str();
   rope_detail::check_qkv_heads(op, qkv, heads, rotate, base);
   auto composition = [&] {
@@ -90,7 +95,7 @@ Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const Attent
     return attention(h.q, h.k, h.v, opts, where);
   };
   if (qkv.device() != Device::cpu || opts.mask.defined()) return composition();
-  Recorded r;
+  RecordedQkv r;
   r.shapes = prepare(op, head_view(qkv, heads, 0), head_view(qkv, heads, 1), head_view(qkv, heads, 2), opts);
   const Problem& p = r.shapes;
   const bool empty_problem = p.Tq == 0 || p.Tk == 0 || p.dk == 0 || shape_numel(p.batch) == 0;

@@ -17,10 +17,9 @@
 
 namespace hg {
 
-using namespace attention_detail;
-
 AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO,
                                const AttentionOptions& opts) {
+  using namespace attention_detail;  // here only: a file-scope directive would leak into a unity build's other files
   Problem p = prepare("attention_trace", q, k, v, opts);
   const Shape o_shape = with_last2(p.batch, p.Tq, p.dv);
   if (!dO.defined() || dO.shape() != o_shape)
@@ -48,6 +47,7 @@ AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v
 
 AttentionTangentTrace attention_tangent_trace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dq,
                                               const Tensor& dk, const Tensor& dv, const AttentionOptions& opts) {
+  using namespace attention_detail;
   const char* op = "attention_tangent_trace";
   Problem p = prepare(op, q, k, v, opts);
   for (const auto& [t, x, name] : {std::tuple{&dq, &q, "Q̇"}, std::tuple{&dk, &k, "K̇"}, std::tuple{&dv, &v, "V̇"}})
