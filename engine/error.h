@@ -11,6 +11,12 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A dim or an index out of range (engine/dims.h). In Python it is hg.IndexError, both an hg.Error
+// and Python's IndexError, which is what PyTorch raises there.
+struct IndexError : Error {
+  using Error::Error;
+};
+
 // fail("my_op", "inner dimensions differ: {} vs {}", a, b) throws "my_op: inner dimensions differ: ..."
 template <typename... Args>
 [[noreturn]] void fail(std::string_view op, fmt::format_string<Args...> f, Args&&... args) {

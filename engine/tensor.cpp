@@ -39,13 +39,6 @@ T element_from_double(const char* op, double v, const char* where) {
 
 uint64_t next_tensor_id() { return g_next_id++; }
 
-int64_t wrap_dim(const char* op, int64_t d, int64_t rank) {
-  int64_t r = rank == 0 ? 1 : rank;
-  if (d < -r || d >= r)
-    fail(op, "dimension {} is out of range for a tensor of rank {} (valid: {} to {})", d, rank, -r, r - 1);
-  return d < 0 ? d + r : d;
-}
-
 // ---------------------------------------------------------------- metadata
 
 void Tensor::check_defined(const char* what) const {
@@ -56,7 +49,7 @@ const Shape& Tensor::shape() const { check_defined("shape"); return impl_->shape
 const Shape& Tensor::strides() const { check_defined("strides"); return impl_->strides; }
 int64_t Tensor::offset() const { check_defined("offset"); return impl_->offset; }
 int64_t Tensor::dim() const { return static_cast<int64_t>(shape().size()); }
-int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim("size", d, dim())]; }
+int64_t Tensor::size(int64_t d) const { return shape()[wrap_existing_dim("size", d, shape())]; }
 int64_t Tensor::numel() const { return shape_numel(shape()); }
 DType Tensor::dtype() const { check_defined("dtype"); return impl_->dtype; }
 Device Tensor::device() const { check_defined("device"); return impl_->storage->device; }
@@ -284,10 +277,8 @@ int64_t index_offset(const Tensor& t, std::initializer_list<int64_t> idx, const 
   int64_t off = t.offset();
   size_t d = 0;
   for (int64_t i : idx) {
-    int64_t n = t.shape()[d];
-    int64_t j = i < 0 ? i + n : i;
-    if (j < 0 || j >= n) fail(op, "index {} is out of range for dimension {} of size {} (shape {})", i, d, n, shape_str(t.shape()));
-    off += j * t.strides()[d++];
+    off += wrap_index(op, i, static_cast<int64_t>(d), t.shape()) * t.strides()[d];
+    ++d;
   }
   return off;
 }

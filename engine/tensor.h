@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/dims.h"
 #include "engine/dtype.h"
 
 namespace hg {
@@ -186,8 +187,5 @@ Tensor arange(int64_t n, DType t = DType::f32);
 // Internal: a tensor viewing `base`'s storage with a new geometry (no tape entry).
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
 uint64_t next_tensor_id();
-
-// Normalise a possibly negative dimension for a tensor of rank `rank`; names `op` on error.
-int64_t wrap_dim(const char* op, int64_t d, int64_t rank);
 
 }  // namespace hg

@@ -67,12 +67,12 @@ Tensor Tensor::permute(const Shape& order, Site where) const {
   check_defined("permute");
   const int64_t r = dim();
   if (static_cast<int64_t>(order.size()) != r)
-    fail("permute", "order has {} entries for a tensor of shape {}; give one per dimension", order.size(),
-         shape_str(shape()));
+    fail("permute", "order {} has {} entries for a tensor of shape {}; give one per dimension", shape_str(order),
+         order.size(), shape_str(shape()));
+  const Shape dims = wrap_dims("permute", order, shape());
   Shape shp(r), st(r), inverse(r, -1);
   for (int64_t i = 0; i < r; ++i) {
-    int64_t d = wrap_dim("permute", order[i], r);
-    if (inverse[d] != -1) fail("permute", "dimension {} appears twice in the order {}", d, shape_str(order));
+    const int64_t d = dims[i];
     inverse[d] = i;
     shp[i] = shape()[d];
     st[i] = strides()[d];
@@ -86,9 +86,11 @@ Tensor Tensor::permute(const Shape& order, Site where) const {
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1, Site where) const {
   check_defined("transpose");
+  d0 = wrap_dim("transpose", d0, shape());
+  d1 = wrap_dim("transpose", d1, shape());
   Shape order(dim());
   for (int64_t i = 0; i < dim(); ++i) order[i] = i;
-  std::swap(order[wrap_dim("transpose", d0, dim())], order[wrap_dim("transpose", d1, dim())]);
+  if (dim() > 0) std::swap(order[d0], order[d1]);  // a 0-d tensor (dims 0 and -1 only) is its own transpose
   return permute(order, where);
 }
 
@@ -99,8 +101,7 @@ constexpr OpDef kSlice{.name = "slice", .saves_nothing = "the gradient goes into
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site where) const {
   check_defined("slice");
-  d = wrap_dim("slice", d, dim());
-  if (dim() == 0) fail("slice", "cannot slice a 0-d tensor");
+  d = wrap_existing_dim("slice", d, shape());
   if (step <= 0) fail("slice", "step must be positive, got {}", step);
   const int64_t n = shape()[d];
   if (start < 0) start += n;
@@ -108,7 +109,7 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site w
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, start, n);
   Shape shp = shape(), st = strides();
-  shp[d] = (end - start + step - 1) / step;
+  shp[d] = end == start ? 0 : 1 + (end - start - 1) / step;  // ceil((end − start) / step), no overflow for any step
   st[d] *= step;
   Tensor out = make_view(*this, shp, st, offset() + start * strides()[d]);
   // backward: the slice's gradient lands in its place in a zero tensor of the base's shape
@@ -123,12 +124,8 @@ constexpr OpDef kSelect{.name = "select", .saves_nothing = "as slice, one index"
 
 Tensor Tensor::select(int64_t d, int64_t index, Site where) const {
   check_defined("select");
-  if (dim() == 0) fail("select", "cannot index a 0-d tensor");
-  d = wrap_dim("select", d, dim());
-  const int64_t n = shape()[d];
-  int64_t i = index < 0 ? index + n : index;
-  if (i < 0 || i >= n)
-    fail("select", "index {} is out of range for dimension {} of size {} (shape {})", index, d, n, shape_str(shape()));
+  d = wrap_existing_dim("select", d, shape());
+  const int64_t i = wrap_index("select", index, d, shape());
   Shape shp = shape(), st = strides();
   shp.erase(shp.begin() + d);
   st.erase(st.begin() + d);
@@ -236,7 +233,7 @@ Tensor Tensor::reshape(const Shape& to_shape, Site where) const {
 
 Tensor Tensor::unsqueeze(int64_t d, Site where) const {
   check_defined("unsqueeze");
-  d = wrap_dim("unsqueeze", d, dim() + 1);
+  d = wrap_insert_dim("unsqueeze", d, shape());
   Shape to = shape();
   to.insert(to.begin() + d, 1);
   return view(to, where);
@@ -244,9 +241,10 @@ Tensor Tensor::unsqueeze(int64_t d, Site where) const {
 
 Tensor Tensor::squeeze(int64_t d, Site where) const {
   check_defined("squeeze");
-  d = wrap_dim("squeeze", d, dim());
-  if (shape()[d] != 1) fail("squeeze", "dimension {} of shape {} has size {}, not 1", d, shape_str(shape()), shape()[d]);
+  d = wrap_dim("squeeze", d, shape());
+  // PyTorch's rule: a dimension whose size is not 1 (and a 0-d tensor, which has none) stays
   Shape to = shape();
+  if (to.empty() || to[d] != 1) return view(to, where);
   to.erase(to.begin() + d);
   return view(to, where);
 }

@@ -269,7 +269,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
   if (first.dim() == 0)
     fail(op, "input 0 is 0-d ({}); concat joins along a dimension — unsqueeze(0) the inputs first", first.describe());
   const int64_t r = first.dim();
-  dim = wrap_dim(op, dim, r);
+  dim = wrap_dim(op, dim, first.shape());
   Shape out_shape = first.shape();
   out_shape[dim] = 0;
   for (size_t k = 0; k < xs.size(); ++k) {
@@ -332,8 +332,7 @@ constexpr OpDef kSplit{.name = "split", .saves_nothing = "the offsets and sizes"
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim, Site where) {
   const char* op = kSplit.c_str();
   require_defined(op, x, "input x");
-  if (x.dim() == 0) fail(op, "cannot split a 0-d tensor ({})", x.describe());
-  dim = wrap_dim(op, dim, x.dim());
+  dim = wrap_existing_dim(op, dim, x.shape());
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) fail(op, "sizes ({}) hold a negative size {}", fmt::join(sizes, ", "), s);
@@ -370,9 +369,8 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim, Site where) {
   const char* op = "chunk";
   require_defined(op, x, "input x");
-  if (x.dim() == 0) fail(op, "cannot chunk a 0-d tensor ({})", x.describe());
+  dim = wrap_existing_dim(op, dim, x.shape());
   if (chunks <= 0) fail(op, "the number of chunks must be positive, got {}", chunks);
-  dim = wrap_dim(op, dim, x.dim());
   const int64_t n = x.size(dim);
   // Like torch.chunk: pieces of ceil(n / chunks), the last one smaller, so there may be fewer
   // than `chunks` pieces (5 into 4 gives 2, 2, 1); an empty dimension gives `chunks` empty pieces.

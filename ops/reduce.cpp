@@ -30,15 +30,13 @@ struct Plan {
   int64_t nreduced = 0;  // how many trailing dimensions of `rows` are reduced
 };
 
-Plan plan(const char* op, const Tensor& x, Shape dims, bool keepdim) {
+// dims as PyTorch reads them: each wrapped by the dim rule (a 0-d tensor takes 0 and -1), none
+// twice, and an empty list meaning every dimension.
+Plan plan(const char* op, const Tensor& x, const Shape& dims, bool keepdim) {
   const int64_t r = x.dim();
-  std::vector<bool> reduced(static_cast<size_t>(r), false);
-  for (int64_t& d : dims) {
-    d = wrap_dim(op, d, r);
-    if (r == 0) continue;
-    if (reduced[d]) fail(op, "dimension {} listed twice in {}", d, shape_str(dims));
-    reduced[d] = true;
-  }
+  std::vector<bool> reduced(static_cast<size_t>(r), dims.empty());
+  for (int64_t d : wrap_dims(op, dims, x.shape()))
+    if (r > 0) reduced[d] = true;
   Plan p;
   Shape order, tail;
   for (int64_t d = 0; d < r; ++d) {
@@ -127,7 +125,7 @@ constexpr OpDef kMax{.name = "max",
                      .saves = {{"argmax one-hot mask", "the gradient goes to the first maximum (x's shape)"}},
                      .derivation = "ops/reduce.cpp", .tangent = "ȯ = ẋ at the first maximum"};
 Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
-  dim = wrap_dim("max", dim, x.dim());
+  dim = wrap_dim("max", dim, x.shape());
   Plan p = plan("max", x, {dim}, keepdim);
   if (p.ncols == 0) fail("max", "max over an empty dimension of {}", x.describe());
   Tensor onehot_rows;  // the mask in the permuted layout
@@ -149,12 +147,17 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
   }, HG_CUDA(cuda::max_rows(p.rows, nullptr, &onehot_rows).reshape(p.out_shape)));
   if (should_record({x})) {
     // undo the permutation (x's dim moved last) so the mask has x's layout
-    Shape moved = x.shape();
-    moved.erase(moved.begin() + dim);
-    moved.push_back(x.shape()[dim]);
-    Shape order;
-    for (int64_t d = 0; d < x.dim(); ++d) order.push_back(d < dim ? d : (d == dim ? x.dim() - 1 : d - 1));
-    Tensor onehot = onehot_rows.view(moved).permute(order).contiguous();
+    Tensor onehot = onehot_rows;  // a 0-d x is its own maximum: the mask is (1, 1), read as 0-d below
+    if (x.dim() == 0) {
+      onehot = onehot_rows.reshape({});
+    } else {
+      Shape moved = x.shape();
+      moved.erase(moved.begin() + dim);
+      moved.push_back(x.shape()[dim]);
+      Shape order;
+      for (int64_t d = 0; d < x.dim(); ++d) order.push_back(d < dim ? d : (d == dim ? x.dim() - 1 : d - 1));
+      onehot = onehot_rows.view(moved).permute(order).contiguous();
+    }
     Shape keep = p.keep_shape, from = x.shape();
     record(kMax, {x}, {out}, {save(onehot, "argmax one-hot mask")},
            [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
@@ -165,7 +168,7 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
 }
 
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
-  dim = wrap_dim("argmax", dim, x.dim());
+  dim = wrap_dim("argmax", dim, x.shape());
   Plan p = plan("argmax", x, {dim}, keepdim);
   if (p.ncols == 0) fail("argmax", "argmax over an empty dimension of {}", x.describe());
   return on_device("argmax", {x}, [&] {

@@ -168,8 +168,8 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
 constexpr OpDef kSoftmax{.name = "softmax", .saves = {{"softmax output P", "dS = P ∘ (dP − rowsum(P ∘ dP))"}},
                          .derivation = "ops/softmax.cpp", .tangent = "ṗ = p ∘ (ṡ − ⟨p, ṡ⟩)"};
 Tensor softmax(const Tensor& s, int64_t dim, Site where) {
+  dim = wrap_dim("softmax", dim, s.shape());  // a 0-d s takes dim 0 or -1, as one row of one entry
   if (s.dim() == 0) return softmax(s.unsqueeze(0), 0, where).squeeze(0);
-  dim = wrap_dim("softmax", dim, s.dim());
   const Tensor x = to_rows(s, dim);  // (rows, n)
   Tensor out = from_rows(on_device("softmax", {s}, [&] {
     return rows_cpu("softmax", x, Tensor(), []<typename T>(const T* sr, const T*, T* p, int64_t rows, int64_t n) {
@@ -247,8 +247,8 @@ constexpr OpDef kLogSoftmax{.name = "log_softmax",
                             .derivation = "ops/softmax.cpp", .fused = "the row kernel log_softmax_backward",
                             .tangent = "ẏ = ṡ − ⟨p, ṡ⟩, p = exp(y)"};
 Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
+  dim = wrap_dim("log_softmax", dim, s.shape());
   if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0, where).squeeze(0);
-  dim = wrap_dim("log_softmax", dim, s.dim());
   const Tensor x = to_rows(s, dim);
   const Tensor y = on_device("log_softmax", {s}, [&] {
     return rows_cpu("log_softmax", x, Tensor(), []<typename T>(const T* sr, const T*, T* yr, int64_t rows, int64_t n) {

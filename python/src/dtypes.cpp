@@ -24,7 +24,23 @@ hg::Device device_named(const std::string& name) {
 
 void bind_dtypes(nb::module_& m) {
   // Every hg::Error a call throws reaches Python as hg.Error, a RuntimeError, with the same text.
-  nb::exception<hg::Error>(m, "Error", PyExc_RuntimeError);
+  nb::exception<hg::Error> error(m, "Error", PyExc_RuntimeError);
+  // A dim or an index out of range (hg::IndexError) is hg.IndexError: an hg.Error and also
+  // Python's IndexError, the class PyTorch raises there, so `except IndexError` works on both.
+  nb::dict members;
+  members["__module__"] = "handgrad";
+  members["__doc__"] = "A dim or an index out of range: an hg.Error, and Python's IndexError as in PyTorch";
+  nb::object index_error = nb::module_::import_("builtins").attr("type")(
+      "IndexError", nb::make_tuple(error, nb::handle(PyExc_IndexError)), members);
+  m.attr("IndexError") = index_error;
+  static PyObject* index_error_type = index_error.release().ptr();  // lives as long as the module
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const hg::IndexError& e) {
+      PyErr_SetString(index_error_type, e.what());
+    }
+  });
 
   nb::enum_<hg::DType>(m, "dtype")
       .value("float32", hg::DType::f32)

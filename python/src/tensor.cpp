@@ -90,7 +90,7 @@ void bind_tensor(nb::module_& m) {
       .def("transpose", [](const hg::Tensor& t, int64_t d0, int64_t d1) { return t.transpose(d0, d1); }, nb::arg("dim0"), nb::arg("dim1"))
       .def("unsqueeze", [](const hg::Tensor& t, int64_t d) { return t.unsqueeze(d); }, nb::arg("dim"))
       .def("squeeze", [](const hg::Tensor& t, std::optional<int64_t> d) {
-        if (d) return t.shape()[hg::wrap_dim("squeeze", *d, t.dim())] == 1 ? t.squeeze(*d) : t;
+        if (d) return t.squeeze(*d);  // a dimension of another size stays, as in PyTorch
         hg::Tensor out = t;  // every dimension of size 1, from the last (PyTorch's squeeze())
         for (int64_t i = t.dim() - 1; i >= 0; --i)
           if (t.shape()[i] == 1) out = out.squeeze(i);
