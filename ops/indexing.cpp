@@ -188,9 +188,9 @@ Tensor embedding_cpu(const Tensor& weight, const Tensor& indices) {
   const std::vector<int64_t> ids = indices.to_int_vector();  // row-major over indices' shape
   for (size_t p = 0; p < ids.size(); ++p)
     if (ids[p] < 0 || ids[p] >= V)
-      fail(op, "index {} at position {} of indices {} is out of range for a table of V = {} rows (weight {}); "
-           "token ids must lie in [0, {})", ids[p], index_str(indices.shape(), static_cast<int64_t>(p)),
-           shape_str(indices.shape()), V, shape_str(weight.shape()), V);
+      throw IndexError(fmt::format("{}: index {} at position {} of indices {} is out of range for a table of V = {} rows (weight {}); "
+           "token ids must lie in [0, {})", op, ids[p], index_str(indices.shape(), static_cast<int64_t>(p)),
+           shape_str(indices.shape()), V, shape_str(weight.shape()), V));
   Shape out_shape = indices.shape();
   out_shape.push_back(d);
   Tensor out = empty(out_shape, weight.dtype());  // (..., d)
@@ -378,7 +378,7 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim, Site whe
   if (n == 0) {
     sizes.assign(static_cast<size_t>(chunks), 0);
   } else {
-    const int64_t piece = (n + chunks - 1) / chunks;
+    const int64_t piece = 1 + (n - 1) / chunks;  // ceil(n / chunks), with no overflow for any chunks
     for (int64_t off = 0; off < n; off += piece) sizes.push_back(std::min(piece, n - off));
   }
   return split(x, sizes, dim, where);

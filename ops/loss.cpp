@@ -84,9 +84,9 @@ Loss cross_entropy_cpu(const Tensor& logits, const Tensor& targets, int64_t igno
   for (int64_t r = 0; r < N; ++r) {
     if (t[r] == ignore_index) continue;
     if (t[r] < 0 || t[r] >= C)
-      fail(op, "target {} at position {} of targets {} is out of range for C = {} classes; targets must lie in "
-           "[0, {}) or equal ignore_index ({})", t[r], index_str(targets.shape(), r), shape_str(targets.shape()), C,
-           C, ignore_index);
+      throw IndexError(fmt::format("{}: target {} at position {} of targets {} is out of range for C = {} classes; "
+                                   "targets must lie in [0, {}) or equal ignore_index ({})", op, t[r],
+                                   index_str(targets.shape(), r), shape_str(targets.shape()), C, C, ignore_index));
     ++n_kept;
   }
 

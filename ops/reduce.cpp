@@ -127,7 +127,8 @@ constexpr OpDef kMax{.name = "max",
 Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
   dim = wrap_dim("max", dim, x.shape());
   Plan p = plan("max", x, {dim}, keepdim);
-  if (p.ncols == 0) fail("max", "max over an empty dimension of {}", x.describe());
+  if (p.ncols == 0)  // PyTorch's class for it too: there is no index to return
+    throw IndexError(fmt::format("max: dim {} of {} is empty; a maximum needs at least one element", dim, x.describe()));
   Tensor onehot_rows;  // the mask in the permuted layout
   Tensor out = on_device("max", {x}, [&] {
     const Tensor rows = p.rows.contiguous();
@@ -170,7 +171,8 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   dim = wrap_dim("argmax", dim, x.shape());
   Plan p = plan("argmax", x, {dim}, keepdim);
-  if (p.ncols == 0) fail("argmax", "argmax over an empty dimension of {}", x.describe());
+  if (p.ncols == 0)
+    throw IndexError(fmt::format("argmax: dim {} of {} is empty; an argmax needs at least one element", dim, x.describe()));
   return on_device("argmax", {x}, [&] {
     const Tensor rows = p.rows.contiguous();
     Tensor o = empty(p.out_shape, DType::i64);

@@ -18,7 +18,7 @@ from collections import namedtuple as _namedtuple
 import numpy as _np
 
 from . import _C
-from ._C import Error, Generator, Tensor, cuda_is_available, is_grad_enabled
+from ._C import Error, Generator, IndexError, Tensor, cuda_is_available, is_grad_enabled  # noqa: A004
 from ._C import cat, exp, log, log_softmax, matmul, mean, relu, softmax, sum, tanh, where  # noqa: A004
 
 __version__ = _C.__version__
@@ -34,6 +34,17 @@ dtype = _C.dtype
 
 _NUMPY_OF = {float32: _np.float32, float64: _np.float64, int64: _np.int64, bool: _np.bool_}
 _DTYPE_OF = {_np.dtype(v): k for k, v in _NUMPY_OF.items()}
+
+
+def _require_tensor(x, op, name="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: {name} must be a handgrad Tensor, got {type(x).__name__}")
+
+
+def _require_dtype(dtype, op):
+    if dtype not in _NUMPY_OF:
+        raise TypeError(f"{op}: dtype must be one of hg.float32, hg.float64, hg.int64, hg.bool, got {dtype!r}")
+
 
 from . import autograd  # noqa: E402  (needs the names above)
 from . import nn  # noqa: E402
@@ -69,6 +80,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     arr = _np.asarray(data)
     if dtype is None:
         dtype = _infer_dtype(data, arr)
+    _require_dtype(dtype, "hg.tensor")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"hg.tensor: cannot make a tensor from {type(data).__name__} (NumPy dtype {arr.dtype})")
     out = _C._from_numpy(_np.asarray(arr, dtype=_NUMPY_OF[dtype], order="C"))
@@ -102,14 +114,25 @@ def from_dlpack(x):
     return _C._from_dlpack(x)
 
 
-def _size(size):
-    if len(size) == 1 and not isinstance(size[0], int):
-        return [int(s) for s in size[0]]
+def _size(size, op="size"):
+    """zeros(2, 3) and zeros((2, 3)) both mean the shape (2, 3); each size an integer, as in PyTorch."""
+    if len(size) == 1 and not isinstance(size[0], (int, _np.integer)):
+        size = size[0]
+    try:
+        size = list(size)
+    except TypeError:
+        raise TypeError(f"hg.{op}: a size must be a sequence of integers, got {size!r}") from None
+    for s in size:
+        if isinstance(s, _builtins.bool) or not isinstance(s, (int, _np.integer)):
+            raise TypeError(f"hg.{op}: sizes must be integers, got {s!r} in {tuple(size)!r}")
     return [int(s) for s in size]
 
 
+
 def _factory(make, size, dtype, device, requires_grad):
-    out = make(_size(size), float32 if dtype is None else dtype, device or "cpu")
+    if dtype is not None:
+        _require_dtype(dtype, "hg." + make.__name__.lstrip("_"))
+    out = make(_size(size, make.__name__.lstrip("_")), float32 if dtype is None else dtype, device or "cpu")
     return out.requires_grad_() if requires_grad else out
 
 
@@ -122,15 +145,17 @@ def ones(*size, dtype=None, device=None, requires_grad=False):
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
-    out = _C._full(_size([size]), fill_value, float32 if dtype is None else dtype, device or "cpu")
+    out = _C._full(_size([size], "full"), fill_value, float32 if dtype is None else dtype, device or "cpu")
     return out.requires_grad_() if requires_grad else out
 
 
 def zeros_like(x, dtype=None, requires_grad=False):
+    _require_tensor(x, "hg.zeros_like")
     return zeros(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
 
 
 def ones_like(x, dtype=None, requires_grad=False):
+    _require_tensor(x, "hg.ones_like")
     return ones(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
 
 
@@ -152,7 +177,7 @@ def randn(*size, generator=None, seed=None, dtype=None, requires_grad=False):
     """Standard normal draws; the same numbers for a seed on every run and platform."""
     if generator is None:
         generator = Generator(seed) if seed is not None else _default_generator
-    out = _C._randn(_size(size), generator, float32 if dtype is None else dtype)
+    out = _C._randn(_size(size, "randn"), generator, float32 if dtype is None else dtype)
     return out.requires_grad_() if requires_grad else out
 
 
@@ -174,10 +199,12 @@ def _getitem(self, index):
         index = (index,)
     if any(isinstance(i, (Tensor, list, _np.ndarray)) for i in index):
         raise TypeError("hg.Tensor: indexing with tensors or lists (advanced indexing) is not supported yet")
-    out, d = self, 0
+    out, d, source = self, 0, 0  # d: the dimension of `out` the next index reads; source: the same in self
     for pos, i in enumerate(index):
         if i is Ellipsis:  # the indices after it take the last dimensions
-            d = out.dim() - len([j for j in index[pos + 1:] if j is not None and j is not Ellipsis])
+            after = len([j for j in index[pos + 1:] if j is not None and j is not Ellipsis])
+            source += out.dim() - after - d
+            d = out.dim() - after
         elif i is None:
             out = out.unsqueeze(d)
             d += 1
@@ -185,17 +212,22 @@ def _getitem(self, index):
             if i.step is not None and i.step <= 0:
                 raise ValueError("hg.Tensor: slice step must be positive")
             if out.dim() <= d:
-                raise IndexError(f"too many indices for a tensor of dimension {self.dim()}")
+                raise IndexError(f"too many indices for a tensor of dimension {self.dim()} (shape {tuple(self.shape)})")
             start, stop, step = i.indices(out.shape[d])
             out = out._slice(d, start, stop, step)
             d += 1
+            source += 1
         elif isinstance(i, (int, _np.integer)) and not isinstance(i, _builtins.bool):
             if out.dim() <= d:
-                raise IndexError(f"too many indices for a tensor of dimension {self.dim()}")
+                raise IndexError(f"too many indices for a tensor of dimension {self.dim()} (shape {tuple(self.shape)})")
             n = out.shape[d]
             if not -n <= int(i) < n:
-                raise IndexError(f"index {int(i)} is out of range for dimension {d} of size {n}")
+                raise IndexError(f"index {int(i)} is out of range for dim {source} of size {n} (tensor of shape "
+                                 f"{tuple(self.shape)}; accepted: {-n} to {n - 1})" if n else
+                                 f"index {int(i)} is out of range for dim {source}, which is empty (tensor of shape "
+                                 f"{tuple(self.shape)})")
             out = out.select(d, int(i))
+            source += 1
         else:
             raise TypeError(f"hg.Tensor: unsupported index {i!r}")
     return out
@@ -255,6 +287,7 @@ Tensor.T = property(lambda self: self.permute(*range(self.dim() - 1, -1, -1)))
 
 
 def max(input, dim=None, keepdim=False):  # noqa: A001
+    _require_tensor(input, "hg.max")
     return input.max(dim, keepdim)
 
 

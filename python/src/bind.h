@@ -33,6 +33,12 @@ int tensor_clear(PyObject* self);
 nb::dlpack::dtype dlpack_dtype(hg::DType t);
 hg::DType handgrad_dtype(nb::dlpack::dtype d, const char* op);
 
+// Python's integers as a list of int64 (a dim list, a shape): an int, or a sequence of ints; or
+// the varargs form f(2, 3) / f((2, 3)). Anything else (a float, a str, an int past int64) is a
+// TypeError naming `op`, as in PyTorch, never a C++ cast error.
+hg::Shape ints_of(const nb::handle& h, const char* op);
+hg::Shape ints_of_args(const nb::args& args, const char* op);
+
 // "cpu" / "cuda" (the strings PyTorch's devices print as).
 hg::Device device_named(const std::string& name);
 

@@ -16,6 +16,28 @@ const char* dtype_repr(hg::DType t) {
 }
 }  // namespace
 
+hg::Shape ints_of(const nb::handle& h, const char* op) {
+  auto one = [&](const nb::handle& v) -> int64_t {
+    int64_t out = 0;
+    if (PyBool_Check(v.ptr()) || !nb::try_cast<int64_t>(v, out))
+      throw nb::type_error((std::string(op) + ": expected integers (dims or sizes), got " +
+                            nb::cast<std::string>(nb::repr(v))).c_str());
+    return out;
+  };
+  if (PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())) return {one(h)};
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()))
+    throw nb::type_error((std::string(op) + ": expected an integer or a sequence of integers, got " +
+                          nb::cast<std::string>(nb::repr(h))).c_str());
+  hg::Shape out;
+  for (nb::handle v : nb::borrow<nb::sequence>(h)) out.push_back(one(v));
+  return out;
+}
+
+hg::Shape ints_of_args(const nb::args& args, const char* op) {
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr()) && !PyIndex_Check(args[0].ptr())) return ints_of(args[0], op);
+  return ints_of(args, op);
+}
+
 hg::Device device_named(const std::string& name) {
   if (name == "cpu") return hg::Device::cpu;
   if (name == "cuda" || name == "cuda:0") return hg::Device::cuda;

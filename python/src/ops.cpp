@@ -10,21 +10,12 @@ using hg::Tensor;
 using release_gil = nb::call_guard<nb::gil_scoped_release>;
 
 // dim=None (every element), an int, or a sequence of ints.
-std::optional<hg::Shape> dims_of(const nb::object& dim) {
-  if (dim.is_none()) return std::nullopt;
-  if (nb::isinstance<nb::int_>(dim)) return hg::Shape{nb::cast<int64_t>(dim)};
-  return nb::cast<hg::Shape>(dim);
-}
+// dim=None (every element: the library's empty list), an int, or a sequence of ints.
+hg::Shape dims_of(const nb::object& dim, const char* op) { return dim.is_none() ? hg::Shape{} : ints_of(dim, op); }
 
-Tensor sum_of(const Tensor& x, const nb::object& dim, bool keepdim) {
-  auto dims = dims_of(dim);
-  return dims ? hg::sum(x, *dims, keepdim) : hg::sum(x);
-}
+Tensor sum_of(const Tensor& x, const nb::object& dim, bool keepdim) { return hg::sum(x, dims_of(dim, "sum"), keepdim); }
 
-Tensor mean_of(const Tensor& x, const nb::object& dim, bool keepdim) {
-  auto dims = dims_of(dim);
-  return dims ? hg::mean(x, *dims, keepdim) : hg::mean(x);
-}
+Tensor mean_of(const Tensor& x, const nb::object& dim, bool keepdim) { return hg::mean(x, dims_of(dim, "mean"), keepdim); }
 
 // max() is the largest element (0-d); max(dim) is (values, indices), as in PyTorch.
 nb::object max_of(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
@@ -34,8 +25,7 @@ nb::object max_of(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 
 // expand(2, -1, 3) or expand((2, -1, 3)): -1 keeps that dimension's size, as in PyTorch.
 Tensor expand_of(const Tensor& x, const nb::args& sizes) {
-  hg::Shape to = sizes.size() == 1 && !nb::isinstance<nb::int_>(sizes[0]) ? nb::cast<hg::Shape>(sizes[0])
-                                                                         : nb::cast<hg::Shape>(sizes);
+  hg::Shape to = ints_of_args(sizes, "expand");
   const int64_t lead = static_cast<int64_t>(to.size()) - x.dim();
   for (int64_t i = 0; i < static_cast<int64_t>(to.size()); ++i)
     if (to[i] == -1) {
@@ -49,9 +39,10 @@ Tensor expand_of(const Tensor& x, const nb::args& sizes) {
 
 // split(x, 2) cuts pieces of 2 (the last may be shorter); split(x, [1, 3]) pieces of those sizes.
 std::vector<Tensor> split_of(const Tensor& x, const nb::object& size, int64_t dim) {
-  if (!nb::isinstance<nb::int_>(size)) return hg::split(x, nb::cast<hg::Shape>(size), dim);
-  const int64_t step = nb::cast<int64_t>(size);
-  const int64_t n = x.size(dim);
+  if (!PyLong_Check(size.ptr())) return hg::split(x, ints_of(size, "split"), dim);
+  const int64_t step = ints_of(size, "split")[0];
+  const int64_t n = x.shape()[hg::wrap_existing_dim("split", dim, x.shape())];
+  if (n == 0 && step >= 0) return hg::split(x, {0}, dim);  // an empty dimension is one empty piece, as in PyTorch
   if (step <= 0)
     throw hg::Error("split: split_size must be positive, got " + std::to_string(step) + " for dimension " +
                     std::to_string(dim) + " of " + x.describe());
@@ -94,8 +85,12 @@ void bind_ops(nb::module_& m) {
       .def("sum", &sum_of, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false)
       .def("mean", &mean_of, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false)
       .def("_max", &max_of, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false)
-      .def("argmax", [](const Tensor& x, int64_t dim, bool keepdim) { return hg::argmax(x, dim, keepdim); },
-           nb::arg("dim"), nb::arg("keepdim") = false)
+      // argmax() is the flat position of the largest element, as in PyTorch
+      .def("argmax", [](const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+        if (dim) return hg::argmax(x, *dim, keepdim);
+        Tensor flat = hg::argmax(x.reshape({-1}), 0);
+        return keepdim ? flat.reshape(hg::Shape(static_cast<size_t>(x.dim()), 1)) : flat;
+      }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false)
       .def("softmax", [](const Tensor& x, int64_t dim) { return hg::softmax(x, dim); }, nb::arg("dim"))
       .def("log_softmax", [](const Tensor& x, int64_t dim) { return hg::log_softmax(x, dim); }, nb::arg("dim"))
       .def("masked_fill", [](const Tensor& x, const Tensor& mask, double v) { return hg::masked_fill(x, mask, v); },

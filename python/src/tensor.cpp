@@ -5,6 +5,7 @@
 // numpy() view the tensor's memory and keep it alive through a capsule that owns a handle.
 #include <nanobind/ndarray.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "bind.h"
@@ -35,11 +36,6 @@ hg::Tensor from_numpy(nb::ndarray<nb::c_contig, nb::device::cpu> a) {
   return out;
 }
 
-// view(2, 3) and view((2, 3)) both mean the shape (2, 3), as in PyTorch.
-hg::Shape shape_of(const nb::args& args) {
-  if (args.size() == 1 && !nb::isinstance<nb::int_>(args[0])) return nb::cast<hg::Shape>(args[0]);
-  return nb::cast<hg::Shape>(args);
-}
 
 nb::object item_of(const hg::Tensor& t) {
   if (t.dtype() == hg::DType::i64 && t.numel() == 1) return nb::int_(t.to_int_vector()[0]);
@@ -68,7 +64,10 @@ void bind_tensor(nb::module_& m) {
         for (int64_t s : t.shape()) dims.append(s);
         return nb::tuple(dims);
       }, nb::arg("dim") = nb::none())
-      .def("stride", [](const hg::Tensor& t) { return nb::tuple(nb::cast(t.strides())); })
+      .def("stride", [](const hg::Tensor& t, std::optional<int64_t> d) -> nb::object {
+        if (d) return nb::int_(t.strides()[hg::wrap_existing_dim("stride", *d, t.shape())]);
+        return nb::tuple(nb::cast(t.strides()));
+      }, nb::arg("dim") = nb::none())
       .def("dim", &hg::Tensor::dim)
       .def_prop_ro("ndim", &hg::Tensor::dim)
       .def("numel", &hg::Tensor::numel)
@@ -84,16 +83,24 @@ void bind_tensor(nb::module_& m) {
       .def_prop_rw("name", [](const hg::Tensor& t) { return t.name(); },
                    [](hg::Tensor& t, std::string n) { t.set_name(std::move(n)); })
       // views (differentiable; they share memory with the tensor)
-      .def("view", [](const hg::Tensor& t, nb::args shape) { return t.view(shape_of(shape)); })
-      .def("reshape", [](const hg::Tensor& t, nb::args shape) { return t.reshape(shape_of(shape)); })
-      .def("permute", [](const hg::Tensor& t, nb::args dims) { return t.permute(shape_of(dims)); })
+      // view(2, 3) and view((2, 3)) both mean the shape (2, 3), as in PyTorch
+      .def("view", [](const hg::Tensor& t, nb::args shape) { return t.view(ints_of_args(shape, "view")); })
+      .def("reshape", [](const hg::Tensor& t, nb::args shape) { return t.reshape(ints_of_args(shape, "reshape")); })
+      .def("permute", [](const hg::Tensor& t, nb::args dims) { return t.permute(ints_of_args(dims, "permute")); })
       .def("transpose", [](const hg::Tensor& t, int64_t d0, int64_t d1) { return t.transpose(d0, d1); }, nb::arg("dim0"), nb::arg("dim1"))
       .def("unsqueeze", [](const hg::Tensor& t, int64_t d) { return t.unsqueeze(d); }, nb::arg("dim"))
-      .def("squeeze", [](const hg::Tensor& t, std::optional<int64_t> d) {
-        if (d) return t.squeeze(*d);  // a dimension of another size stays, as in PyTorch
-        hg::Tensor out = t;  // every dimension of size 1, from the last (PyTorch's squeeze())
-        for (int64_t i = t.dim() - 1; i >= 0; --i)
-          if (t.shape()[i] == 1) out = out.squeeze(i);
+      .def("squeeze", [](const hg::Tensor& t, const nb::object& dim) {
+        // squeeze(): every dimension of size 1; squeeze(d) or squeeze((d0, d1)): those, where their
+        // size is 1 (another size stays, as in PyTorch), each dim by the dim rule
+        hg::Shape dims;
+        if (dim.is_none()) {
+          for (int64_t i = 0; i < t.dim(); ++i) dims.push_back(i);
+        } else {
+          dims = hg::wrap_dims("squeeze", ints_of(dim, "squeeze"), t.shape());
+        }
+        std::sort(dims.begin(), dims.end());
+        hg::Tensor out = t;
+        for (auto i = dims.rbegin(); i != dims.rend(); ++i) out = out.squeeze(*i);  // from the last
         return out;
       }, nb::arg("dim") = nb::none())
       .def("select", [](const hg::Tensor& t, int64_t d, int64_t i) { return t.select(d, i); }, nb::arg("dim"), nb::arg("index"))

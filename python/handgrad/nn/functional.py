@@ -1,6 +1,7 @@
 """hg.nn.functional: PyTorch's functional names over the library's ops."""
 
 from .. import _C
+from .. import _require_tensor
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh",
            "attention", "attention_qkv", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus"]
@@ -27,8 +28,10 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean"):
     """The mean cross-entropy of logits against int64 class targets, skipping ignore_index.
     As in PyTorch the classes are dimension 1: input (N, C) or (N, C, d1, ...), target (N) or
     (N, d1, ...); a 1-D input (C) takes a 0-d target. Every target ignored gives 0 (PyTorch: NaN)."""
+    _require_tensor(input, "hg.nn.functional.cross_entropy")
+    _require_tensor(target, "hg.nn.functional.cross_entropy", "target")
     if reduction != "mean":
-        raise NotImplementedError("hg.nn.functional.cross_entropy: only reduction='mean' is implemented")
+        raise ValueError(f"hg.nn.functional.cross_entropy: only reduction='mean' is implemented, got {reduction!r}")
     if input.dim() > 2:  # the library takes the classes last: (N, d1, ..., C)
         input = input.permute(0, *range(2, input.dim()), 1)
     return _C.functional.cross_entropy(input, target, ignore_index)
@@ -40,7 +43,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     broadcasting against (..., L, S); is_causal hides keys after the query (top-left aligned);
     scale defaults to 1/sqrt(E). A query that sees no key gets zeros (PyTorch: NaN)."""
     if dropout_p != 0.0:
-        raise NotImplementedError("hg.nn.functional.scaled_dot_product_attention: dropout is not implemented")
+        raise ValueError("hg.nn.functional.scaled_dot_product_attention: dropout is not implemented; use dropout_p=0")
     return _C.functional.attention(query, key, value, attn_mask, is_causal, scale)
 
 
@@ -101,6 +104,7 @@ def softplus(input, beta=1.0, threshold=None):
     """log(1 + e^(βx)) / β, computed without overflow for every x (PyTorch switches to x above
     βx > threshold = 20, which differs from this by less than e^−20 relative; threshold is
     accepted for its signature and not used)."""
+    _require_tensor(input, "hg.nn.functional.softplus")
     if beta == 1.0:
         return _C.functional.softplus(input)
     return _C.functional.softplus(input * beta) * (1.0 / beta)
