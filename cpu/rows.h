@@ -3,11 +3,12 @@
 // (cpu/kernels_impl.h) and by the templated CPU loops of ops/ (float64, strided rows).
 #pragma once
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+
+#include "cpu/portable.h"
 
 namespace hg {
 
@@ -35,7 +36,7 @@ inline T exp_fast(T x) {
     p = p * r + 5.0000001201e-1f;
     const float er = p * r * r + r + 1.0f;
     // 2^n = 2^(n−1) · 2: n reaches 128 near hi, one more than a float's exponent holds
-    const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 126) << 23);
+    const float scale = hg::bit_cast<float>((static_cast<int32_t>(n) + 126) << 23);
     float y = er * scale * 2.0f;
     y = x < lo ? 0.0f : y;
     y = x > hi ? std::numeric_limits<float>::infinity() : y;

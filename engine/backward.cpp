@@ -37,7 +37,7 @@ Tensor sum_grads(const Tensor& a, const Tensor& b) {
       for_each_row<T, const T, const T>(
           out.shape(), {&out.strides(), &a.strides(), &b.strides()},
           std::make_tuple(out.data_ptr<T>(), a.data_ptr<const T>(), b.data_ptr<const T>()),
-          [&K](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
+          [&](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
             auto [o, x, y] = p;
             if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
               if constexpr (std::is_same_v<T, float>) return K.vadd(o, x, y, n);  // cpu/kernels.h

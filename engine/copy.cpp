@@ -182,7 +182,7 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
     const cpu::BinaryRow add_row = std::is_same_v<T, float> && alpha == 1.0 ? cpu::kernels().vadd : nullptr;
     for_each_row<T, const T>(shape(), {&strides(), &other.strides()},
                              std::make_tuple(data_ptr<T>(), other.data_ptr<const T>()),
-                             [a, add_row](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
+                             [=](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
                                auto [d, s] = p;
                                if (st[0] == 1 && st[1] == 1) {
                                  if constexpr (std::is_same_v<T, float>) {

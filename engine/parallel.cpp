@@ -32,6 +32,13 @@ constexpr int64_t kMinParallelWork = int64_t{1} << 15;
 constexpr int64_t kChunksPerThread = 2;
 // How often a waiting thread looks again (yielding the core in between) before it sleeps.
 constexpr int kSpinChecks = 200;
+// WebAssembly without threads (the live page's build): no worker can start, so every job runs on
+// the calling thread, as with HANDGRAD_NUM_THREADS=1.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+constexpr bool kThreadsAvailable = false;
+#else
+constexpr bool kThreadsAvailable = true;
+#endif
 
 int threads_from_environment() {
   for (const char* var : {"HANDGRAD_NUM_THREADS", "OMP_NUM_THREADS"}) {
@@ -155,6 +162,7 @@ Pool* pool() {
 }  // namespace
 
 int num_threads() {
+  if (!kThreadsAvailable) return 1;
   int n = g_threads.load();
   if (n == 0) {
     n = threads_from_environment();

@@ -8,10 +8,10 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
-#include <source_location>
 #include <string>
 #include <vector>
 
+#include "cpu/portable.h"
 #include "engine/dims.h"
 #include "engine/dtype.h"
 
@@ -23,7 +23,7 @@ class Tensor;
 // Where an op was called from. Each public op takes `Site where = Site::current()` as its last
 // parameter, which the compiler fills in with the caller's file and line; the graph keeps it so
 // that anomaly mode can name the line that made a NaN.
-using Site = std::source_location;
+using Site = source_location;  // std::source_location, or its stand-in (cpu/portable.h)
 
 // A gradient hook: sees a tensor's gradient as backward passes it; returns a replacement, or an
 // undefined Tensor to keep the gradient as it is.

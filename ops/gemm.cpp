@@ -1,7 +1,11 @@
 // ops/gemm.cpp — the CPU gemm (ops/gemm.h): OpenBLAS or handgrad's own float32 kernel, by shape.
+// A build without a BLAS (HANDGRAD_BLAS=OFF: the WebAssembly library of the live page) computes
+// what OpenBLAS would with the portable loops below.
 #include "ops/gemm.h"
 
+#if HANDGRAD_WITH_BLAS
 #include <cblas.h>
+#endif
 
 #include <atomic>
 #include <cstdlib>
@@ -18,6 +22,7 @@ namespace {
 // OpenBLAS is kept to one thread: handgrad's callers spread their gemms over handgrad's own threads
 // (parallel_for, engine/strided.h), and OpenBLAS's pool beside them would put twice as many busy
 // threads on the machine as asked for. Set once, before the first gemm; it holds for the process.
+#if HANDGRAD_WITH_BLAS
 void blas_single_threaded() {
   static const bool once = [] {
     openblas_set_num_threads(1);
@@ -28,6 +33,36 @@ void blas_single_threaded() {
 
 blasint bi(int64_t v) { return static_cast<blasint>(v); }
 CBLAS_TRANSPOSE tr(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+void blas_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  blas_single_threaded();
+  cblas_sgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C,
+              bi(ldc));
+}
+
+void blas_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A,
+               int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+  blas_single_threaded();
+  cblas_dgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C,
+              bi(ldc));
+}
+#else
+// C = alpha op(A) op(B) + beta C, row-major, each element's sum in the order of k; beta = 0
+// overwrites C (a NaN there is not read), as a BLAS does.
+template <typename T>
+void blas_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+               const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      T acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += (trans_a ? A[k * lda + i] : A[i * lda + k]) * (trans_b ? B[j * ldb + k] : B[k * ldb + j]);
+      T& c = C[i * ldc + j];
+      c = beta == T(0) ? alpha * acc : alpha * acc + beta * c;
+    }
+}
+#endif
 
 constexpr int kAuto = -1;
 std::atomic<int> forced{kAuto};  // a ForceGemm's choice, if one is alive
@@ -89,16 +124,12 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (choose_gemm(trans_a, trans_b, M, N, K) == GemmImpl::handgrad)
     return cpu::kernels().sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  blas_single_threaded();
-  cblas_sgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C,
-              bi(ldc));
+  blas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
           const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
-  blas_single_threaded();
-  cblas_dgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(M), bi(N), bi(K), alpha, A, bi(lda), B, bi(ldb), beta, C,
-              bi(ldc));
+  blas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 template <typename T>
@@ -143,6 +174,10 @@ ForceGemm::ForceGemm(GemmImpl impl) : previous_(forced.load()) {
 
 ForceGemm::~ForceGemm() { forced.store(previous_); }
 
+#if HANDGRAD_WITH_BLAS
 const char* blas_kernel_name() { return openblas_get_corename(); }
+#else
+const char* blas_kernel_name() { return "none (built without a BLAS: portable loops)"; }
+#endif
 
 }  // namespace hg
