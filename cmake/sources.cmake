@@ -17,7 +17,7 @@ else()
 endif()
 set(_hg ${HANDGRAD_SOURCE_ROOT})
 
-# The library's layers (DESIGN.md): every .cpp in these folders.
+# The library's layers (docs/layout.md): every .cpp in these folders.
 set(HANDGRAD_SOURCE_FOLDERS engine cpu ops nn)
 set(HANDGRAD_CPP_SOURCES "")
 foreach(dir ${HANDGRAD_SOURCE_FOLDERS})

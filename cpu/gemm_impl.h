@@ -85,8 +85,9 @@ constexpr int kNr = kNv * kW;   // its columns: 16 (avx2), 64 (avx512)
 constexpr int64_t kMc = 24 * kMr;  // rows of A per block (144 × kKc floats, read from L2)
 constexpr int64_t kNc = 3072;      // columns per packed block of B (a multiple of either kNr)
 
-// One thread's packed block of B, kept between calls (64-byte aligned, grown on demand).
-struct PackedB {
+// One thread's scratch for a packed block of B, kept between calls (64-byte aligned, grown on
+// demand); not ops/gemm.h's PackedB, a B packed once by its caller for many products.
+struct PackScratch {
   struct Free {
     void operator()(float* p) const { ::operator delete[](p, std::align_val_t{64}); }
   };
@@ -101,8 +102,8 @@ struct PackedB {
   }
 };
 
-inline PackedB& packed_b() {
-  thread_local PackedB b;
+inline PackScratch& pack_scratch() {
+  thread_local PackScratch b;
   return b;
 }
 
@@ -316,7 +317,7 @@ inline void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, f
   if (!prepare_c(M, N, K, beta, C, ldc)) return;
   if (!trans_b && M <= kDirectM)
     return direct_product(M, N, K, alpha, A, trans_a ? 1 : lda, trans_a ? lda : 1, B, ldb, C, ldc, beta != 0.0f);
-  float* bp = packed_b().grow(std::min(K, kKc) * ((std::min(N, kNc) + kNr - 1) / kNr) * kNr);
+  float* bp = pack_scratch().grow(std::min(K, kKc) * ((std::min(N, kNc) + kNr - 1) / kNr) * kNr);
   const int64_t rs = trans_a ? 1 : lda, ps = trans_a ? lda : 1;  // a(i, p) = A[i·rs + p·ps]
   for (int64_t j0 = 0; j0 < N; j0 += kNc) {
     const int64_t nc = std::min(kNc, N - j0);

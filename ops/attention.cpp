@@ -240,29 +240,6 @@ Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<
 
 namespace {
 
-// The (Tq, Tk) blocks of all heads, above which the automatic choice is always the tiled path.
-constexpr double kMaterializeBytes = 256.0 * (1 << 20);
-// The automatic choice below that: measured with bench/run-attention (bench/RESULTS.md).
-constexpr int64_t kTiledFromKeys = 512;
-
-// The widest head the CUDA tiled kernels take (cuda/kernels.h, kAttentionMaxHead).
-constexpr int64_t kCudaTiledMaxHead = 128;
-
-}  // namespace
-
-AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
-  if (asked != AttentionPath::automatic) return asked;
-  const double blocks = static_cast<double>(shape_numel(p.batch)) * static_cast<double>(p.Tq) *
-                        static_cast<double>(p.Tk) * static_cast<double>(dtype_size(p.q.dtype()));
-  if (p.q.device() == Device::cuda)  // no GPU has timed the two yet: tiled only where memory asks for it
-    return blocks > kMaterializeBytes && p.dk <= kCudaTiledMaxHead && p.dv <= kCudaTiledMaxHead
-               ? AttentionPath::tiled
-               : AttentionPath::materialized;
-  return blocks > kMaterializeBytes || p.Tk >= kTiledFromKeys ? AttentionPath::tiled : AttentionPath::materialized;
-}
-
-namespace {
-
 // The tiled path on the tensors' device: ops/attention_tiled.cpp or cuda/attention_tiled_*.cu.
 TiledForward run_tiled_forward(const Problem& p) {
   return on_device("attention", {p.q, p.k, p.v, p.mask}, [&] { return tiled_forward(p); }, HG_CUDA([&] {
@@ -329,21 +306,6 @@ std::vector<Tensor> attention_grads(const RecordedAttention& r, const Tensor& dO
 }  // namespace
 
 }  // namespace attention_detail
-
-const char* attention_path_name(AttentionPath p) {
-  switch (p) {
-    case AttentionPath::automatic: return "automatic";
-    case AttentionPath::materialized: return "materialized";
-    case AttentionPath::tiled: return "tiled";
-  }
-  return "?";
-}
-
-AttentionPath attention_path_named(std::string_view name) {
-  for (AttentionPath p : {AttentionPath::automatic, AttentionPath::materialized, AttentionPath::tiled})
-    if (name == attention_path_name(p)) return p;
-  fail("attention", "no path named '{}'; the paths are automatic, materialized and tiled", name);
-}
 
 // What it saves (kAttention): Q, K, V, and P on the materialized path — P carries the mask (0 where
 // hidden), so a constant mask is not kept — or, on the tiled path, only O and L, from which the
@@ -426,14 +388,6 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
     }, where);
   }
   return out;
-}
-
-Tensor causal_mask(int64_t T) {
-  if (T < 0) fail("causal_mask", "T must be non-negative, got {}", T);
-  std::vector<bool> m(static_cast<size_t>(T * T));
-  for (int64_t i = 0; i < T; ++i)
-    for (int64_t j = 0; j < T; ++j) m[static_cast<size_t>(i * T + j)] = j <= i;
-  return bool_tensor(m, {T, T});
 }
 
 // ---------------------------------------------------------------- the definitions, for the registry

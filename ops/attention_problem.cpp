@@ -1,6 +1,9 @@
 // ops/attention_problem.cpp — attention's inputs checked (each error names the op, the shapes
-// and the fix) and expanded to one batch shape: the Problem every path reads (ops/attention_paths.h).
+// and the fix) and expanded to one batch shape: the Problem every path reads (ops/attention_paths.h);
+// the automatic choice of path, the paths' names, and the causal mask as a tensor.
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 #include "engine/error.h"
 #include "ops/attention_paths.h"
@@ -70,6 +73,53 @@ Problem prepare(const char* op, const Tensor& q, const Tensor& k, const Tensor& 
   return p;
 }
 
+namespace {
+
+// The (Tq, Tk) blocks of all heads, above which the automatic choice is always the tiled path.
+constexpr double kMaterializeBytes = 256.0 * (1 << 20);
+// The automatic choice below that: measured with bench/run-attention (bench/RESULTS.md).
+constexpr int64_t kTiledFromKeys = 512;
+
+// The widest head the CUDA tiled kernels take (cuda/kernels.h, kAttentionMaxHead).
+constexpr int64_t kCudaTiledMaxHead = 128;
+
+}  // namespace
+
+AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
+  if (asked != AttentionPath::automatic) return asked;
+  const double blocks = static_cast<double>(shape_numel(p.batch)) * static_cast<double>(p.Tq) *
+                        static_cast<double>(p.Tk) * static_cast<double>(dtype_size(p.q.dtype()));
+  if (p.q.device() == Device::cuda)  // no GPU has timed the two yet: tiled only where memory asks for it
+    return blocks > kMaterializeBytes && p.dk <= kCudaTiledMaxHead && p.dv <= kCudaTiledMaxHead
+               ? AttentionPath::tiled
+               : AttentionPath::materialized;
+  return blocks > kMaterializeBytes || p.Tk >= kTiledFromKeys ? AttentionPath::tiled : AttentionPath::materialized;
+}
+
 }  // namespace attention_detail
+
+const char* attention_path_name(AttentionPath p) {
+  switch (p) {
+    case AttentionPath::automatic: return "automatic";
+    case AttentionPath::materialized: return "materialized";
+    case AttentionPath::tiled: return "tiled";
+  }
+  return "?";
+}
+
+AttentionPath attention_path_named(std::string_view name) {
+  for (AttentionPath p : {AttentionPath::automatic, AttentionPath::materialized, AttentionPath::tiled})
+    if (name == attention_path_name(p)) return p;
+  fail("attention", "no path named '{}'; the paths are automatic, materialized and tiled", name);
+}
+
+Tensor causal_mask(int64_t T) {
+  if (T < 0) fail("causal_mask", "T must be non-negative, got {}", T);
+  check_shape("causal_mask", {T, T}, DType::b8);  // T · T fits before it is a size
+  std::vector<bool> m(static_cast<size_t>(T * T));
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < T; ++j) m[static_cast<size_t>(i * T + j)] = j <= i;
+  return bool_tensor(m, {T, T});
+}
 
 }  // namespace hg

@@ -1,5 +1,6 @@
-// ops/attention_tiled.cpp — attention on the CPU in tiles (FlashAttention-2's algorithm): memory
-// linear in T, and key tiles wholly above the causal diagonal never visited.
+// ops/attention_tiled.cpp — the tiled path's forward and backward on the CPU (FlashAttention-2's
+// algorithm): memory linear in T, and key tiles wholly above the causal diagonal never visited. Its
+// tangent is ops/attention_tiled_tangent.cpp; the tile steps both share, ops/attention_tiles.h.
 //
 // Notation as in ops/attention.h: S = Q Kᵀ · scale (+ mask), P = softmax(S) along keys, O = P V.
 // One batch slice (a sequence and head), query tile i (rows I), key tiles j (columns J).
@@ -25,22 +26,6 @@
 // L = D = NaN: its P and dS are NaN by the arithmetic, then 0 again at its hidden keys, and dK
 // reads a NaN or ±inf of Q as 0 — the NaN rule of ops/attention.h.
 //
-// tangent (forward mode). Along (Q̇, K̇, V̇), with Ṡ = (Q̇ Kᵀ + Q K̇ᵀ) · scale and softmax's rule
-// Ṗ_ij = P_ij (ṡ_ij − ḡ_i), ḡ_i = Σ_j P_ij ṡ_ij:
-//   Ȯ_i = Σ_j Ṗ_ij v_j + Σ_j P_ij v̇_j = Σ_j P_ij ṡ_ij v_j − ḡ_i O_i + Σ_j P_ij v̇_j.
-// Each sum is over a whole row of P, so it is carried through the same online softmax as A: with
-// P̃ = e^(S_IJ − m') as above, two more accumulators
-//   B' = e^(m − m') B + (P̃ ∘ Ṡ_IJ) V_J + P̃ V̇_J        (rows, dv)
-//   g' = e^(m − m') g + rowsum(P̃ ∘ Ṡ_IJ)                (rows)
-// take the same rescale, so after the last tile B = Σ_j e^(s_j − m) (ṡ_j v_j + v̇_j) and
-// g = Σ_j e^(s_j − m) ṡ_j, and since P_ij = e^(s_ij − m) / ℓ,
-//   Ȯ = B / ℓ − (g / ℓ) O.
-// Per tile pair that is the forward's two products and four more of the same sizes (Q̇ Kᵀ, Q K̇ᵀ,
-// (P̃ ∘ Ṡ) V, P̃ V̇); memory stays linear in T (a second (rows, cols) tile and the two accumulators).
-// scale · K_Jᵀ and V_J are packed once per tile pair for their two products each (ops/gemm.h's PackedB).
-// A row with no visible key has ℓ = 0: Ȯ = 0; a NaN row gives NaN. A hidden key has P̃ = 0, so its
-// ṡ never counts.
-//
 // Threads: the forward (and its tangent) splits (slice, query tile) pairs, each writing its own
 // rows of O, L (and Ȯ); the backward splits slices, each thread accumulating its slice's dQ, dK, dV in a fixed tile order.
 // Nothing is summed across threads, so the bits are the same run after run and for any number of
@@ -54,81 +39,11 @@
 #include "engine/strided.h"
 #include "ops/attention_cpu.h"
 #include "ops/attention_paths.h"
+#include "ops/attention_tiles.h"
 
 namespace hg::attention_detail {
 
 namespace {
-
-// Rows of Q, and of K and V, per tile; the online softmax makes the key tile's width free to choose.
-// Under the causal rule a query tile's last key tile is cut at its last query, so the work above
-// the diagonal is at most a triangle of kTileQ × kTileK; with handgrad's own gemm (which keeps its
-// speed on the narrower products) 128 keys were 3-4 % faster than 256 at T = 1024 and the same at
-// T = 4096 and 8192 (bench/RESULTS.md).
-constexpr int64_t kTileQ = 128, kTileK = 128;
-
-// The keys a query tile [i0, i1) reads: all of them, or under the causal rule keys 0 .. i1 − 1 (the
-// rest are hidden from every row of the tile); the last key tile is cut there too.
-int64_t key_end(const Problem& p, int64_t i1) { return p.causal ? std::min(p.Tk, i1) : p.Tk; }
-
-// The mask rule over a scores tile S (rows, cols), row i = i0 + r, key j = j0 + c.
-template <typename T>
-void mask_tile(const Problem& p, int64_t mask_off, const Shape& ms, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
-               T* S) {
-  if (!p.mask.defined() && (!p.causal || j0 + cols <= i0 + 1)) return;  // nothing hidden in this tile
-  for (int64_t r = 0; r < rows; ++r) {
-    const MaskRule<T> rule = mask_rule<T>(p, mask_off, ms, i0 + r);
-    T* row = S + r * cols;
-    for (int64_t c = 0; c < cols; ++c) row[c] = rule(row[c], j0 + c);
-  }
-}
-
-// S (rows, cols) = scale · Q_I K_Jᵀ, then the mask rule.
-template <typename T>
-void scores_tile(const Problem& p, const Slices<const T>& Q, const Slices<const T>& K, int64_t t, int64_t mask_off,
-                 const Shape& ms, int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* S) {
-  gemm<T>(false, true, rows, cols, p.dk, static_cast<T>(p.scale), Q.data + Q.offset(t) + i0 * Q.ld, Q.ld,
-          K.data + K.offset(t) + j0 * K.ld, K.ld, S, cols);
-  mask_tile<T>(p, mask_off, ms, i0, rows, j0, cols, S);
-}
-
-// Per-row state of the online softmax for one query tile.
-template <typename T>
-struct RowState {
-  std::vector<T> m, l;    // (rows) each
-  aligned_vector<T> acc;  // (rows, dv), its rows the C of A += P̃ V_J
-  std::vector<char> nan;  // a visible score was NaN while nothing else was visible (see absorb_tile)
-  RowState(int64_t rows, int64_t dv)
-      : m(static_cast<size_t>(rows), -std::numeric_limits<T>::infinity()), l(static_cast<size_t>(rows), T(0)),
-        acc(static_cast<size_t>(rows * dv), T(0)), nan(static_cast<size_t>(rows), 0) {}
-};
-
-// One key tile into the state: S (rows, cols) becomes P̃ in place, ℓ and A are rescaled and grown.
-// The row max skips NaN (cpu::row_max); a NaN score then reaches ℓ through e^(NaN − m') = NaN, and ℓ
-// stays NaN. Only while a row has no finite visible score (m' = −inf) is a NaN looked for by hand.
-// `factors`, when given, receives each row's rescale e^(m − m') (1 for a row still without a visible key).
-template <typename T>
-void absorb_tile(RowState<T>& st, T* S, int64_t rows, int64_t cols, int64_t dv, const PackedB<T>& Vj,
-                 T* factors = nullptr) {
-  constexpr T ninf = -std::numeric_limits<T>::infinity();
-  for (int64_t r = 0; r < rows; ++r) {
-    T* row = S + r * cols;
-    const T m_new = std::max(st.m[r], cpu::row_max(row, cols));  // cpu/row_rules.h: the kernel table's
-    if (m_new == ninf) {  // nothing visible yet: this tile adds nothing, unless a score is NaN
-      for (int64_t c = 0; c < cols; ++c) st.nan[r] |= row[c] != row[c];
-      std::fill(row, row + cols, T(0));
-      if (factors) factors[r] = T(1);
-      continue;
-    }
-    const T rescale = exp_fast(st.m[r] - m_new);  // 0 when m was −inf
-    if (factors) factors[r] = rescale;
-    const T added = cpu::exp_shift_sum(row, cols, m_new);  // one pass
-    st.l[r] = st.l[r] * rescale + added;
-    if (rescale != T(1))
-      for (int64_t c = 0; c < dv; ++c) st.acc[r * dv + c] *= rescale;
-    st.m[r] = m_new;
-  }
-  Vj.gemm(false, rows, S, cols, T(1), st.acc.data(), dv);  // A += P̃ V_J
-}
 
 template <typename T>
 void forward_slices(const Problem& p, TiledForward& f) {
@@ -154,21 +69,7 @@ void forward_slices(const Problem& p, TiledForward& f) {
         vj.pack(false, cols, dv, T(1), V.data + V.offset(t) + j0 * V.ld, V.ld);
         absorb_tile<T>(st, S.data(), rows, cols, dv, vj);
       }
-      for (int64_t r = 0; r < rows; ++r) {
-        T* o = O + (t * Tq + i0 + r) * dv;
-        T& lse = L[t * Tq + i0 + r];
-        if (st.nan[r] || st.l[r] != st.l[r]) {
-          std::fill(o, o + dv, std::numeric_limits<T>::quiet_NaN());
-          lse = std::numeric_limits<T>::quiet_NaN();
-        } else if (st.l[r] == T(0)) {  // no visible key
-          std::fill(o, o + dv, T(0));
-          lse = -std::numeric_limits<T>::infinity();
-        } else {
-          const T inv = 1 / st.l[r];
-          for (int64_t c = 0; c < dv; ++c) o[c] = st.acc[r * dv + c] * inv;
-          lse = st.m[r] + std::log(st.l[r]);
-        }
-      }
+      for (int64_t r = 0; r < rows; ++r) close_row(st, r, dv, O + (t * Tq + i0 + r) * dv, L[t * Tq + i0 + r]);
     }
   });
 }
@@ -183,125 +84,6 @@ TiledForward tiled_forward(const Problem& p) {
   f.L = empty(lshape, p.q.dtype());
   if (f.O.numel() == 0 && f.L.numel() == 0) return f;
   dispatch_float(p.q.dtype(), "attention", [&]<typename T>() { forward_slices<T>(p, f); });
-  return f;
-}
-
-namespace {
-
-// The tangents' slices; an undefined tangent (that input does not move) has no data.
-template <typename T>
-Slices<const T> tangent_slices(Tensor& x, const Shape& batch) {
-  return x.defined() ? slices_of<const T>(x, batch) : Slices<const T>{};
-}
-
-// One query tile's forward and tangent (the derivation at the top of this file).
-template <typename T>
-struct TangentTile {
-  const Problem& p;
-  const Slices<const T>&Q, &K, &V, &dQ, &dK, &dV;
-  const Slices<const void>& mask;
-  const Shape& ms;
-
-  void run(int64_t t, int64_t i0, int64_t rows, T* O, T* L, T* dO, aligned_vector<T>& S, aligned_vector<T>& Sd,
-           PackedB<T>& kt, PackedB<T>& vj) const {
-    const int64_t dv = p.dv, dk = p.dk, mask_off = p.mask.defined() ? mask.offset(t) : 0;
-    const T scale = static_cast<T>(p.scale);
-    RowState<T> st(rows, dv);
-    aligned_vector<T> B(static_cast<size_t>(rows * dv), T(0));
-    std::vector<T> g(static_cast<size_t>(rows), T(0)), factors(static_cast<size_t>(rows));
-    const int64_t kend = key_end(p, i0 + rows);
-    const T* Qi = Q.data + Q.offset(t) + i0 * Q.ld;
-    for (int64_t j0 = 0; j0 < kend; j0 += kTileK) {
-      const int64_t cols = std::min(kTileK, kend - j0);
-      // scale · K_Jᵀ and V_J, packed once for the pair's two products each (the same bits as gemm's own packing)
-      kt.pack(true, dk, cols, scale, K.data + K.offset(t) + j0 * K.ld, K.ld);
-      vj.pack(false, cols, dv, T(1), V.data + V.offset(t) + j0 * V.ld, V.ld);
-      kt.gemm(false, rows, Qi, Q.ld, T(0), S.data(), cols);  // S = scale · Q_I K_Jᵀ
-      mask_tile<T>(p, mask_off, ms, i0, rows, j0, cols, S.data());
-      // Ṡ = (Q̇ Kᵀ + Q K̇ᵀ) · scale, before S becomes P̃
-      T beta = T(0);
-      if (dQ.data) {
-        kt.gemm(false, rows, dQ.data + dQ.offset(t) + i0 * dQ.ld, dQ.ld, beta, Sd.data(), cols);
-        beta = T(1);
-      }
-      if (dK.data) {
-        gemm<T>(false, true, rows, cols, dk, scale, Qi, Q.ld, dK.data + dK.offset(t) + j0 * dK.ld, dK.ld, Sd.data(), cols,
-                beta);
-        beta = T(1);
-      }
-      absorb_tile<T>(st, S.data(), rows, cols, dv, vj, factors.data());
-      for (int64_t r = 0; r < rows; ++r) {  // the same rescale; Ṡ becomes P̃ ∘ Ṡ, g grows by its row sum
-        if (factors[r] != T(1)) {
-          g[r] *= factors[r];
-          for (int64_t c = 0; c < dv; ++c) B[r * dv + c] *= factors[r];
-        }
-        if (beta == T(0)) continue;
-        const T* pr = S.data() + r * cols;
-        T* sd = Sd.data() + r * cols;
-        g[r] += sum_lanes<T>(cols, [&](int64_t c) { return sd[c] = pr[c] == T(0) ? T(0) : pr[c] * sd[c]; });
-      }
-      if (beta != T(0)) vj.gemm(false, rows, Sd.data(), cols, T(1), B.data(), dv);  // B += (P̃ ∘ Ṡ) V_J
-      if (dV.data)  // B += P̃ V̇_J
-        gemm<T>(false, false, rows, dv, cols, T(1), S.data(), cols, dV.data + dV.offset(t) + j0 * dV.ld, dV.ld, B.data(), dv, T(1));
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      T* o = O + r * dv;
-      T* od = dO + r * dv;
-      if (st.nan[r] || st.l[r] != st.l[r]) {
-        std::fill(o, o + dv, std::numeric_limits<T>::quiet_NaN());
-        std::fill(od, od + dv, std::numeric_limits<T>::quiet_NaN());
-        L[r] = std::numeric_limits<T>::quiet_NaN();
-      } else if (st.l[r] == T(0)) {  // no visible key
-        std::fill(o, o + dv, T(0));
-        std::fill(od, od + dv, T(0));
-        L[r] = -std::numeric_limits<T>::infinity();
-      } else {
-        const T inv = 1 / st.l[r], gbar = g[r] * inv;
-        for (int64_t c = 0; c < dv; ++c) {
-          o[c] = st.acc[r * dv + c] * inv;
-          od[c] = B[r * dv + c] * inv - gbar * o[c];  // Ȯ = B/ℓ − (g/ℓ) O
-        }
-        L[r] = st.m[r] + std::log(st.l[r]);
-      }
-    }
-  }
-};
-
-template <typename T>
-void tangent_slices_run(const Problem& p, Tensor dq, Tensor dk, Tensor dv, TiledTangent& f) {
-  Tensor qt = p.q, kt = p.k, vt = p.v;
-  const Slices<const T> Q = slices_of<const T>(qt, p.batch), K = slices_of<const T>(kt, p.batch),
-                        V = slices_of<const T>(vt, p.batch), dQ = tangent_slices<T>(dq, p.batch),
-                        dK = tangent_slices<T>(dk, p.batch), dV = tangent_slices<T>(dv, p.batch);
-  Shape ms;
-  const Slices<const void> mask = mask_slices(p, with_last2(p.batch, p.Tq, p.Tk), ms);
-  const TangentTile<T> tile{p, Q, K, V, dQ, dK, dV, mask, ms};
-  T* O = f.O.data_ptr<T>();
-  T* L = f.L.data_ptr<T>();
-  T* Od = f.Odot.data_ptr<T>();
-  const int64_t Tq = p.Tq, n_dv = p.dv, tiles = (Tq + kTileQ - 1) / kTileQ, nb = shape_numel(p.batch);
-  parallel_for(nb * tiles, kTileQ * std::max<int64_t>(p.Tk, 1) * (3 * p.dk + 3 * n_dv + 8), [&](int64_t begin, int64_t end) {
-    aligned_vector<T> S(static_cast<size_t>(kTileQ * kTileK)), Sd(S.size());
-    PackedB<T> k_panel, v_panel;  // a key tile's scale · K_Jᵀ and V_J (TangentTile::run)
-    for (int64_t w = begin; w < end; ++w) {
-      const int64_t t = w / tiles, i0 = (w % tiles) * kTileQ, rows = std::min(kTileQ, Tq - i0);
-      const int64_t at = t * Tq + i0;
-      tile.run(t, i0, rows, O + at * n_dv, L + at, Od + at * n_dv, S, Sd, k_panel, v_panel);
-    }
-  });
-}
-
-}  // namespace
-
-TiledTangent tiled_forward_tangent(const Problem& p, const Tensor& dq, const Tensor& dk, const Tensor& dv) {
-  TiledTangent f;
-  f.O = empty(with_last2(p.batch, p.Tq, p.dv), p.q.dtype());
-  f.Odot = empty(f.O.shape(), p.q.dtype());
-  Shape lshape = p.batch;
-  lshape.push_back(p.Tq);
-  f.L = empty(lshape, p.q.dtype());
-  if (f.O.numel() == 0 && f.L.numel() == 0) return f;
-  dispatch_float(p.q.dtype(), "attention", [&]<typename T>() { tangent_slices_run<T>(p, dq, dk, dv, f); });
   return f;
 }
 
