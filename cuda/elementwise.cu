@@ -87,6 +87,42 @@ __global__ void scale_kernel(T* dst, T f, Geometry<1> g) {
 constexpr double kSqrt2 = 1.41421356237309504880;  // std::numbers::sqrt2
 constexpr double kPi = 3.14159265358979323846;     // std::numbers::pi
 
+// ops/elementwise_math.cpp's functions, each computed in double and rounded once to T (the CPU
+// computes in T: float32 results may differ by an ulp, which the device tests allow).
+template <typename T>
+__device__ T math_value(int code, T v) {
+  const double x = static_cast<double>(v);
+  switch (code) {
+    case kSin: return static_cast<T>(sin(x));
+    case kCos: return static_cast<T>(cos(x));
+    case kTan: return static_cast<T>(tan(x));
+    case kAsin: return static_cast<T>(asin(x));
+    case kAcos: return static_cast<T>(acos(x));
+    case kAtan: return static_cast<T>(atan(x));
+    case kSinh: return static_cast<T>(sinh(x));
+    case kCosh: return static_cast<T>(cosh(x));
+    case kAsinh: return static_cast<T>(asinh(x));
+    case kAcosh: return static_cast<T>(acosh(x));
+    case kAtanh: return static_cast<T>(atanh(x));
+    case kSigmoid: return static_cast<T>(x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)));
+    case kSilu: return static_cast<T>(x * (x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x))));
+    case kLog1p: return static_cast<T>(log1p(x));
+    case kExpm1: return static_cast<T>(expm1(x));
+    case kLog2: return static_cast<T>(log2(x));
+    case kExp2: return static_cast<T>(exp2(x));
+    case kReciprocal: return static_cast<T>(1 / x);
+    case kRsqrt: return static_cast<T>(1 / sqrt(x));
+    case kSquare: return v * v;
+    case kAbs: return static_cast<T>(fabs(x));
+    case kSign: return v > T(0) ? T(1) : v < T(0) ? T(-1) : v;
+    case kFloor: return static_cast<T>(floor(x));
+    case kCeil: return static_cast<T>(ceil(x));
+    case kRound: return static_cast<T>(rint(x));  // half to even
+    case kTrunc: return static_cast<T>(trunc(x));
+    default: return static_cast<T>(NAN);  // unreachable: the host checks the code
+  }
+}
+
 template <typename T>
 __device__ T unary_value(int code, T v, double s) {
   switch (code) {
@@ -109,7 +145,7 @@ __device__ T unary_value(int code, T v, double s) {
       const double x = static_cast<double>(v);
       return static_cast<T>((x > 0 ? x : 0.0) + log1p(exp(-fabs(x))));
     }
-    default: return static_cast<T>(NAN);  // unreachable: the host checks the code
+    default: return math_value(code, v);
   }
 }
 

@@ -22,11 +22,39 @@ enum UnaryCode : int {
   kRsubScalar,  // s − x
   kRdivScalar,  // s / x
   kSoftplus,    // log(1 + e^x), stably
+  kSin,         // sin x
+  kCos,         // cos x
+  kTan,         // tan x
+  kAsin,        // asin x
+  kAcos,        // acos x
+  kAtan,        // atan x
+  kSinh,        // sinh x
+  kCosh,        // cosh x
+  kAsinh,       // asinh x
+  kAcosh,       // acosh x
+  kAtanh,       // atanh x
+  kSigmoid,     // 1 / (1 + e^−x), stably
+  kSilu,        // x σ(x)
+  kLog1p,       // ln(1 + x)
+  kExpm1,       // e^x − 1
+  kLog2,        // log₂ x
+  kExp2,        // 2^x
+  kReciprocal,  // 1 / x
+  kRsqrt,       // 1 / √x
+  kSquare,      // x²
+  kAbs,         // |x|
+  kSign,        // sign x (±0 and NaN stay)
+  kFloor,       // ⌊x⌋
+  kCeil,        // ⌈x⌉
+  kRound,       // x rounded half to even
+  kTrunc,       // x rounded toward 0
   kUnaryCount
 };
 inline constexpr const char* kUnaryNames[] = {
     "neg", "exp", "log", "sqrt", "relu", "tanh", "gelu", "pow", "add_scalar", "mul_scalar", "rsub_scalar",
-    "rdiv_scalar", "softplus",
+    "rdiv_scalar", "softplus", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+    "atanh", "sigmoid", "silu", "log1p", "expm1", "log2", "exp2", "reciprocal", "rsqrt", "square", "abs", "sign",
+    "floor", "ceil", "round", "trunc",
 };
 static_assert(sizeof(kUnaryNames) / sizeof(kUnaryNames[0]) == kUnaryCount, "a name for each UnaryCode, in order");
 

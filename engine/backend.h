@@ -35,7 +35,7 @@ struct CudaBackend {
   // deferred checks and throws the first failure.
   void (*synchronize)();
   // How many times the host has waited for the device so far: copies to the host, synchronize(),
-  // status reads. A training step that leaves it unchanged ran without a host round trip.
+  // status reads. A training step that leaves it unchanged never waited for the host.
   uint64_t (*host_waits)();
 
   // dst[i] = src[i] converted to dst's dtype by the CPU copy_'s rule (engine/convert.h; a float

@@ -8,8 +8,8 @@
 //     Any other value (NaN, ±inf, out of range) has no i64 value: the callers make it an hg::Error
 //     (the CPU at once; CUDA as a deferred check, cuda/device_ops.h). convert_element itself gives
 //     0 there, so that no path ever reaches C++'s undefined float-to-integer cast.
-//   - everything else is static_cast: b8 reads as 0 or 1, i64 to float and f64 to f32 round to
-//     nearest (f64 to f32 overflows to ±inf, as IEEE arithmetic does on both devices).
+//   - everything else is static_cast: b8 reads as 0 or 1, i64 to float and f64 to f32 are
+//     rounded to nearest (f64 to f32 overflows to ±inf, as IEEE arithmetic does on both devices).
 // Plain C++17 without engine types, so that nvcc compiles it into the kernels.
 #pragma once
 #include <cstdint>
@@ -23,7 +23,7 @@
 
 namespace hg {
 
-// Whether the float v has an i64 value: finite and trunc(v) in [−2^63, 2^63). Both bounds are
+// Whether the float v has an i64 value: finite, and v truncated toward 0 in [−2^63, 2^63). Both bounds are
 // exact doubles, and every comparison with NaN is false.
 template <typename S>
 HG_HOST_DEVICE constexpr bool fits_i64(S v) {

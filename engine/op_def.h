@@ -6,8 +6,8 @@
 // holds what a node records to it (record() checks the saved tensors against `saves`).
 //
 // Written with designated initializers, in the order of the fields below:
-//   constexpr OpDef kSquare{.name = "square", .saves = {{"input x", "d(x²) = 2x dx"}},
-//                           .derivation = "ops/square.cpp", .fused = "square_backward: 2 g x in one pass"};
+//   constexpr OpDef kCube{.name = "cube", .saves = {{"input x", "d(x³) = 3x² dx"}},
+//                         .derivation = "ops/cube.cpp", .fused = "cube_backward: 3 g x² in one pass"};
 #pragma once
 #include <span>
 #include <string_view>

@@ -129,7 +129,7 @@ void check_forward(const Node& n, const std::vector<Tensor>& inputs, const std::
   for (size_t k = 0; k < outputs.size(); ++k)
     if (!all_finite(outputs[k]))
       fail(n.op, "anomaly: the forward produced NaN or Inf in output {} {} from finite inputs of shapes ({}); "
-           "called from {}. Check the values this op is given there (e.g. the logarithm or square root of a negative entry, a "
+           "called from {}. Check the values this op is given there (e.g. the logarithm or the root of a negative entry, a "
            "division by zero).", k, shape_str(outputs[k].shape()), shapes_of(n.inputs), n.call_site());
 }
 

@@ -125,7 +125,7 @@ class Tensor {
   //     int64 value: an hg::Error naming the value and its position — at once on the CPU; on CUDA
   //     at the next copy to the host or synchronize(), as the device's index checks are
   //     (engine/backend.h), the bad elements written as 0 until then.
-  //   everything else: as static_cast (round to nearest; f64 -> f32 overflows to ±inf).
+  //   everything else: as static_cast (rounded to nearest; f64 -> f32 overflows to ±inf).
   Tensor to(DType t, Site where = Site::current()) const;
   Tensor to(Device d, Site where = Site::current()) const;
 

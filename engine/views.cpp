@@ -109,7 +109,7 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site w
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, start, n);
   Shape shp = shape(), st = strides();
-  shp[d] = end == start ? 0 : 1 + (end - start - 1) / step;  // ceil((end − start) / step), no overflow for any step
+  shp[d] = end == start ? 0 : 1 + (end - start - 1) / step;  // ⌈(end − start) / step⌉, no overflow for any step
   st[d] *= step;
   Tensor out = make_view(*this, shp, st, offset() + start * strides()[d]);
   // backward: the slice's gradient lands in its place in a zero tensor of the base's shape

@@ -21,19 +21,11 @@
 #include "ops/device.h"
 #include "ops/registry.h"
 #include "ops/tangent.h"
+#include "ops/unary_map.h"
 
 namespace hg {
 
 namespace {
-
-// out = f(x), the op `def`: the CPU loop, or on a CUDA tensor the kernel `kind` (cuda/kinds.h) with `scalar`.
-template <typename F>
-Tensor map1(const OpDef& def, cuda::UnaryCode kind, double scalar, const Tensor& x, F f) {
-  const char* op = def.c_str();
-  return on_device(op, {x}, [&] {
-    return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
-  }, HG_CUDA(cuda::unary(kind, x.detach(), scalar)));
-}
 
 // `row`, when given, names the kernel table's float32 row loop for f (cpu/kernels.h).
 template <typename F>
@@ -134,7 +126,7 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
 
 constexpr OpDef kAddScalar{.name = "add_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ"};
 Tensor add(const Tensor& a, double s, Site where) {
-  Tensor out = map1(kAddScalar, cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
+  Tensor out = unary_map(kAddScalar, cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
     record(kAddScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{g[0]};
@@ -145,7 +137,7 @@ Tensor add(const Tensor& a, double s, Site where) {
 constexpr OpDef kMulScalar{.name = "mul_scalar", .saves_nothing = "the scalar", .derivation = "ops/elementwise.cpp",
                            .tangent = "ȯ = s ȧ"};
 Tensor mul(const Tensor& a, double s, Site where) {
-  Tensor out = map1(kMulScalar, cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
+  Tensor out = unary_map(kMulScalar, cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
     record(kMulScalar, {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{mul(g[0], s)};
@@ -155,7 +147,7 @@ Tensor mul(const Tensor& a, double s, Site where) {
 
 constexpr OpDef kRsubScalar{.name = "rsub_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ȧ"};
 Tensor rsub(const Tensor& a, double s, Site where) {
-  Tensor out = map1(kRsubScalar, cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
+  Tensor out = unary_map(kRsubScalar, cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
     record(kRsubScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
@@ -166,7 +158,7 @@ Tensor rsub(const Tensor& a, double s, Site where) {
 constexpr OpDef kRdivScalar{.name = "rdiv_scalar", .saves = {{"denominator a", "d(s/a) = −s/a²"}},
                             .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −out ȧ / a"};
 Tensor rdiv(const Tensor& a, double s, Site where) {
-  Tensor out = map1(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
+  Tensor out = unary_map(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record(kRdivScalar, {a}, {out}, {save(a, "denominator a")},
            [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
@@ -179,7 +171,7 @@ Tensor rdiv(const Tensor& a, double s, Site where) {
 
 constexpr OpDef kNeg{.name = "neg", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ẋ"};
 Tensor neg(const Tensor& x, Site where) {
-  Tensor out = map1(kNeg, cuda::kNeg, 0, x, [](auto v) { return -v; });
+  Tensor out = unary_map(kNeg, cuda::kNeg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
     record(kNeg, {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
       return std::vector<Tensor>{neg(g[0])};
@@ -191,7 +183,7 @@ constexpr OpDef kExp{.name = "exp", .saves = {{"exp output", "it is the derivati
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = out ẋ"};
 // out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
 Tensor exp(const Tensor& x, Site where) {
-  Tensor out = map1(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
+  Tensor out = unary_map(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
     record(kExp, {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], s[0])};
@@ -203,7 +195,7 @@ constexpr OpDef kLog{.name = "log", .saves = {{"log input", "d log x = 1/x"}}, .
                      .tangent = "ȯ = ẋ / x"};
 // out = ln x  =>  dx = g / x
 Tensor log(const Tensor& x, Site where) {
-  Tensor out = map1(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
+  Tensor out = unary_map(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
     record(kLog, {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], s[0])};
@@ -215,7 +207,7 @@ constexpr OpDef kPow{.name = "pow", .saves = {{"pow base", "p x^(p−1)"}}, .der
                      .tangent = "ȯ = p x^(p−1) ẋ"};
 // out = x^p  =>  dx = g * p * x^(p-1)
 Tensor pow(const Tensor& x, double p, Site where) {
-  Tensor out = map1(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  Tensor out = unary_map(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
     record(kPow, {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
@@ -227,7 +219,7 @@ constexpr OpDef kSqrt{.name = "sqrt", .saves = {{"sqrt output", "1 / (2 out)"}},
                       .tangent = "ȯ = ẋ / (2 out)"};
 // out = sqrt(x)  =>  dx = g / (2 out)
 Tensor sqrt(const Tensor& x, Site where) {
-  Tensor out = map1(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
+  Tensor out = unary_map(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
     record(kSqrt, {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
@@ -249,7 +241,7 @@ constexpr auto relu_step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(
 
 // out = max(x, 0)  =>  dx = g * [x > 0]; the step [x > 0] is piecewise constant: its own derivative is 0.
 Tensor relu(const Tensor& x, Site where) {
-  Tensor out = map1(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  Tensor out = unary_map(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   if (should_record({x}))
     record(kRelu, {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(s[0]), s[0], relu_step))};
@@ -265,7 +257,7 @@ constexpr OpDef kTanh{.name = "tanh", .saves = {{"tanh output", "1 − y²"}}, .
                       .fused = "tanh_backward: g (1 − y²) in one pass", .tangent = "ȯ = (1 − out²) ẋ"};
 // out = tanh x  =>  dx = g * (1 - out^2)
 Tensor tanh(const Tensor& x, Site where) {
-  Tensor out = map1(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
+  Tensor out = unary_map(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
   if (should_record({x}))
     record(kTanh, {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], rsub(mul(s[0], s[0]), 1.0))};
@@ -313,7 +305,7 @@ constexpr OpDef kGelu{.name = "gelu", .saves = {{"gelu input", "Φ(x) + x φ(x)"
                       .fused = "gelu_backward: g (Φ(x) + x φ(x)) in one pass", .tangent = "ȯ = (Φ(x) + x φ(x)) ẋ"};
 // out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
 Tensor gelu(const Tensor& x, Site where) {
-  Tensor out = map1(kGelu, cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
+  Tensor out = unary_map(kGelu, cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   if (should_record({x}))
     record(kGelu, {x}, {out}, {save(x, "gelu input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], gelu_slope(s[0], where))};
@@ -344,7 +336,7 @@ constexpr OpDef kSoftplus{.name = "softplus", .saves = {{"softplus input", "σ(x
                           .derivation = "ops/elementwise.cpp", .fused = "softplus_backward: g σ(x) in one pass",
                           .tangent = "ȯ = σ(x) ẋ"};
 Tensor softplus(const Tensor& x, Site where) {
-  Tensor out = map1(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
+  Tensor out = unary_map(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
   if (should_record({x}))
     record(kSoftplus, {x}, {out}, {save(x, "softplus input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       return std::vector<Tensor>{mul(g[0], exp(sub(s[0], softplus(s[0], where))))};

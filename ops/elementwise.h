@@ -30,6 +30,34 @@ Tensor tanh(const Tensor& x, Site where = Site::current());
 Tensor gelu(const Tensor& x, Site where = Site::current());  // exact: x * Phi(x), Phi the standard normal CDF (PyTorch's default)
 Tensor softplus(const Tensor& x, Site where = Site::current());  // log(1 + e^x), computed without overflow
 
+// The elementwise functions of ops/elementwise_math.cpp, PyTorch's names (each f' by hand there).
+Tensor sin(const Tensor& x, Site where = Site::current());
+Tensor cos(const Tensor& x, Site where = Site::current());
+Tensor tan(const Tensor& x, Site where = Site::current());
+Tensor asin(const Tensor& x, Site where = Site::current());
+Tensor acos(const Tensor& x, Site where = Site::current());
+Tensor atan(const Tensor& x, Site where = Site::current());
+Tensor sinh(const Tensor& x, Site where = Site::current());
+Tensor cosh(const Tensor& x, Site where = Site::current());
+Tensor asinh(const Tensor& x, Site where = Site::current());
+Tensor acosh(const Tensor& x, Site where = Site::current());
+Tensor atanh(const Tensor& x, Site where = Site::current());
+Tensor sigmoid(const Tensor& x, Site where = Site::current());
+Tensor silu(const Tensor& x, Site where = Site::current());
+Tensor log1p(const Tensor& x, Site where = Site::current());
+Tensor expm1(const Tensor& x, Site where = Site::current());
+Tensor log2(const Tensor& x, Site where = Site::current());
+Tensor exp2(const Tensor& x, Site where = Site::current());
+Tensor reciprocal(const Tensor& x, Site where = Site::current());
+Tensor rsqrt(const Tensor& x, Site where = Site::current());
+Tensor square(const Tensor& x, Site where = Site::current());
+Tensor abs(const Tensor& x, Site where = Site::current());  // its gradient at 0 is 0, as PyTorch's
+Tensor sign(const Tensor& x, Site where = Site::current());
+Tensor floor(const Tensor& x, Site where = Site::current());
+Tensor ceil(const Tensor& x, Site where = Site::current());
+Tensor round(const Tensor& x, Site where = Site::current());  // half to even, as PyTorch
+Tensor trunc(const Tensor& x, Site where = Site::current());
+
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }

@@ -23,6 +23,7 @@ const std::vector<const OpDef*>& op_registry();
 
 // The definitions of the ops each file records, gathered at the end of that file.
 std::span<const OpDef* const> elementwise_ops();  // ops/elementwise.cpp
+std::span<const OpDef* const> elementwise_math_ops();  // ops/elementwise_math.cpp
 std::span<const OpDef* const> broadcast_ops();    // ops/broadcast.cpp
 std::span<const OpDef* const> reduce_ops();       // ops/reduce.cpp
 std::span<const OpDef* const> matmul_ops();       // ops/matmul.cpp

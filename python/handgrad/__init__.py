@@ -20,6 +20,8 @@ import numpy as _np
 from . import _C
 from ._C import Error, Generator, IndexError, Tensor, cuda_is_available, is_grad_enabled  # noqa: A004
 from ._C import cat, exp, log, log_softmax, matmul, mean, relu, softmax, sum, tanh, where  # noqa: A004
+from ._C import (abs, acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, exp2, expm1, floor,  # noqa: A004
+                 log1p, log2, reciprocal, round, rsqrt, sigmoid, sign, silu, sin, sinh, square, tan, trunc)
 
 __version__ = _C.__version__
 
@@ -160,14 +162,29 @@ def ones_like(x, dtype=None, requires_grad=False):
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False):
-    """arange(end) or arange(start, end, step): int64 for integer arguments, else float32."""
+    """arange(end) or arange(start, end, step): int64 for integer arguments, else float32. As in
+    PyTorch, the step is nonzero and points from start towards end (an empty range is fine)."""
     if end is None:
         start, end = 0, start
-    integral = all(isinstance(v, int) for v in (start, end, step))
+    for v in (start, end, step):
+        if isinstance(v, _builtins.bool) or not isinstance(v, (int, _builtins.float, _np.integer, _np.floating)):
+            raise TypeError(f"hg.arange: start, end and step must be numbers, got {v!r}")
+        if not _np.isfinite(v):
+            raise ValueError(f"hg.arange: start, end and step must be finite, got {v!r}")
+    if step == 0:
+        raise ValueError("hg.arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"hg.arange: the step {step} points away from end {end} (start {start})")
+    count = _np.ceil((end - start) / step)
+    if count > 2**40:
+        raise ValueError(f"hg.arange: {count:.0f} elements from {start} to {end} by {step} is too many")
+    if dtype is not None:
+        _require_dtype(dtype, "hg.arange")
+    integral = all(isinstance(v, (int, _np.integer)) for v in (start, end, step))
     if dtype is None:
         dtype = int64 if integral else float32
     if integral and start == 0 and step == 1:
-        out = _C._arange(_builtins.max(end, 0), dtype)
+        out = _C._arange(int(end), dtype)
     else:
         out = tensor(_np.arange(start, end, step), dtype=dtype)
     return out.requires_grad_() if requires_grad else out
@@ -299,5 +316,8 @@ __all__ = [
     "zeros_like",
     "ones_like", "arange", "randn", "manual_seed", "float32", "float64", "int64", "bool", "dtype",
     "exp", "log", "tanh", "relu", "softmax", "where", "cat", "log_softmax", "matmul", "sum", "mean", "max",
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp2", "expm1", "floor",
+    "log1p", "log2", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "silu", "sin", "sinh", "square", "tan",
+    "trunc",
     "cuda_is_available", "__version__",
 ]

@@ -101,6 +101,23 @@ void bind_ops(nb::module_& m) {
       .def("split", [](const Tensor& x, const nb::object& size, int64_t dim) { return split_of(x, size, dim); },
            nb::arg("split_size_or_sections"), nb::arg("dim") = 0);
 
+  // The elementwise functions of ops/elementwise_math.cpp, each a method and a function, as in PyTorch.
+  using Unary = Tensor (*)(const Tensor&, hg::Site);
+  const std::pair<const char*, Unary> math[] = {
+      {"sin", &hg::sin},     {"cos", &hg::cos},       {"tan", &hg::tan},       {"asin", &hg::asin},
+      {"acos", &hg::acos},   {"atan", &hg::atan},     {"sinh", &hg::sinh},     {"cosh", &hg::cosh},
+      {"asinh", &hg::asinh}, {"acosh", &hg::acosh},   {"atanh", &hg::atanh},   {"sigmoid", &hg::sigmoid},
+      {"silu", &hg::silu},   {"log1p", &hg::log1p},   {"expm1", &hg::expm1},   {"log2", &hg::log2},
+      {"exp2", &hg::exp2},   {"reciprocal", &hg::reciprocal}, {"rsqrt", &hg::rsqrt}, {"square", &hg::square},
+      {"abs", &hg::abs},     {"sign", &hg::sign},     {"floor", &hg::floor},   {"ceil", &hg::ceil},
+      {"round", &hg::round}, {"trunc", &hg::trunc}};
+  for (const auto& [name, fn] : math) {
+    auto call = [fn = fn](const Tensor& x) { return fn(x, hg::Site::current()); };
+    tensor.def(name, call);
+    m.def(name, call, nb::arg("input"));
+  }
+  tensor.def("__abs__", [](const Tensor& x) { return hg::abs(x); });
+
   m.def("matmul", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, release_gil());
   m.def("where", [](const Tensor& cond, const Tensor& a, const Tensor& b) { return hg::where(cond, a, b); },
         nb::arg("condition"), nb::arg("input"), nb::arg("other"));

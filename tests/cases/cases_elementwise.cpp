@@ -36,6 +36,39 @@ void add_elementwise_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   // written naively; the stable forms give 800 and 1, 0 and 0.
   out.push_back({"softplus", "(2, 3) at ±800 and ±30", [](const V& x) { return softplus(x[0]); },
                  {tensor({800, -800, 30, -30, 0.5, -0.5}, {2, 3}, DType::f64).requires_grad_()}});
+
+  // ops/elementwise_math.cpp, each on inputs inside its domain and away from its jumps
+  auto within = [&](double lo, double hi) { return rand({3, 4}, gen, DType::f64, lo, hi).requires_grad_(); };
+  using Fn = Tensor (*)(const Tensor&, Site);
+  const struct {
+    const char* name;
+    Fn fn;
+    const char* where;
+    double lo, hi;  // the inputs' range; lo == hi: normal draws
+  } math[] = {
+      {"sin", &hg::sin, "(3, 4)", 0, 0},          {"cos", &hg::cos, "(3, 4)", 0, 0},
+      {"tan", &hg::tan, "(3, 4) in (−1, 1)", -1, 1}, {"asin", &hg::asin, "(3, 4) in (−0.8, 0.8)", -0.8, 0.8},
+      {"acos", &hg::acos, "(3, 4) in (−0.8, 0.8)", -0.8, 0.8}, {"atan", &hg::atan, "(3, 4)", 0, 0},
+      {"sinh", &hg::sinh, "(3, 4)", 0, 0},        {"cosh", &hg::cosh, "(3, 4)", 0, 0},
+      {"asinh", &hg::asinh, "(3, 4)", 0, 0},      {"acosh", &hg::acosh, "(3, 4) in (1.2, 3)", 1.2, 3},
+      {"atanh", &hg::atanh, "(3, 4) in (−0.8, 0.8)", -0.8, 0.8}, {"sigmoid", &hg::sigmoid, "(3, 4)", 0, 0},
+      {"silu", &hg::silu, "(3, 4)", 0, 0},        {"log1p", &hg::log1p, "(3, 4) in (−0.5, 2)", -0.5, 2},
+      {"expm1", &hg::expm1, "(3, 4)", 0, 0},      {"log2", &hg::log2, "(3, 4) in (0.5, 2)", 0.5, 2},
+      {"exp2", &hg::exp2, "(3, 4)", 0, 0},        {"reciprocal", &hg::reciprocal, "(3, 4) in (0.5, 2)", 0.5, 2},
+      {"rsqrt", &hg::rsqrt, "(3, 4) in (0.5, 2)", 0.5, 2}, {"square", &hg::square, "(3, 4)", 0, 0},
+  };
+  for (const auto& m : math) {
+    Fn fn = m.fn;
+    out.push_back({m.name, m.where, [fn](const V& x) { return fn(x[0], Site::current()); },
+                   {m.lo == m.hi ? leaf({3, 4}, gen) : within(m.lo, m.hi)}});
+  }
+  // abs, sign and the roundings away from 0 and from their jumps (fractional parts 0.2 to 0.4):
+  // central differences see a flat function there, and abs's slope ±1
+  const std::vector<double> off_jumps{-1.7, 0.3, 2.25, -0.6, 1.35, -2.8, 0.8, -0.25, 3.3, -1.2, 0.65, 2.6};
+  for (auto [name, fn] : {std::pair{"abs", Fn{&hg::abs}}, std::pair{"sign", Fn{&hg::sign}}, std::pair{"floor", Fn{&hg::floor}},
+                          std::pair{"ceil", Fn{&hg::ceil}}, std::pair{"round", Fn{&hg::round}}, std::pair{"trunc", Fn{&hg::trunc}}})
+    out.push_back({name, "(3, 4) away from its jumps", [fn](const V& x) { return fn(x[0], Site::current()); },
+                   {tensor(off_jumps, {3, 4}, DType::f64).requires_grad_()}});
 }
 
 }  // namespace hg::cases

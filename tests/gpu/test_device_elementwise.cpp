@@ -142,6 +142,7 @@ TEST_CASE("unary: every kind on a transposed input matches the CPU op") {
     double s;
     bool positive;  // inputs in [0.5, 2): log, sqrt, a fractional power, a division
     Tensor (*cpu)(const Tensor&, double);
+    double scale = 1, shift = 0;  // the inputs times scale plus shift: (−1, 1) for asin, above 1 for acosh
   };
   const Case cases[] = {
       {cuda::kNeg, 0, false, [](const Tensor& x, double) { return hg::neg(x); }},
@@ -157,13 +158,40 @@ TEST_CASE("unary: every kind on a transposed input matches the CPU op") {
       {cuda::kMulScalar, -0.6, false, [](const Tensor& x, double s) { return hg::mul(x, s); }},
       {cuda::kRsubScalar, 2.5, false, [](const Tensor& x, double s) { return hg::rsub(x, s); }},
       {cuda::kRdivScalar, 1.5, true, [](const Tensor& x, double s) { return hg::rdiv(x, s); }},
+      {cuda::kSin, 0, false, [](const Tensor& x, double) { return hg::sin(x); }},
+      {cuda::kCos, 0, false, [](const Tensor& x, double) { return hg::cos(x); }},
+      {cuda::kTan, 0, true, [](const Tensor& x, double) { return hg::tan(x); }, 0.6},
+      {cuda::kAsin, 0, true, [](const Tensor& x, double) { return hg::asin(x); }, 0.45},
+      {cuda::kAcos, 0, true, [](const Tensor& x, double) { return hg::acos(x); }, 0.45},
+      {cuda::kAtan, 0, false, [](const Tensor& x, double) { return hg::atan(x); }},
+      {cuda::kSinh, 0, false, [](const Tensor& x, double) { return hg::sinh(x); }},
+      {cuda::kCosh, 0, false, [](const Tensor& x, double) { return hg::cosh(x); }},
+      {cuda::kAsinh, 0, false, [](const Tensor& x, double) { return hg::asinh(x); }},
+      {cuda::kAcosh, 0, true, [](const Tensor& x, double) { return hg::acosh(x); }, 1, 1.5},
+      {cuda::kAtanh, 0, true, [](const Tensor& x, double) { return hg::atanh(x); }, 0.45},
+      {cuda::kSigmoid, 0, false, [](const Tensor& x, double) { return hg::sigmoid(x); }},
+      {cuda::kSilu, 0, false, [](const Tensor& x, double) { return hg::silu(x); }},
+      {cuda::kLog1p, 0, true, [](const Tensor& x, double) { return hg::log1p(x); }},
+      {cuda::kExpm1, 0, false, [](const Tensor& x, double) { return hg::expm1(x); }},
+      {cuda::kLog2, 0, true, [](const Tensor& x, double) { return hg::log2(x); }},
+      {cuda::kExp2, 0, false, [](const Tensor& x, double) { return hg::exp2(x); }},
+      {cuda::kReciprocal, 0, true, [](const Tensor& x, double) { return hg::reciprocal(x); }},
+      {cuda::kRsqrt, 0, true, [](const Tensor& x, double) { return hg::rsqrt(x); }},
+      {cuda::kSquare, 0, false, [](const Tensor& x, double) { return hg::square(x); }},
+      {cuda::kAbs, 0, false, [](const Tensor& x, double) { return hg::abs(x); }},
+      {cuda::kSign, 0, false, [](const Tensor& x, double) { return hg::sign(x); }},
+      {cuda::kFloor, 0, false, [](const Tensor& x, double) { return hg::floor(x); }},
+      {cuda::kCeil, 0, false, [](const Tensor& x, double) { return hg::ceil(x); }},
+      {cuda::kRound, 0, false, [](const Tensor& x, double) { return hg::round(x); }},
+      {cuda::kTrunc, 0, false, [](const Tensor& x, double) { return hg::trunc(x); }},
   };
   Generator gen(105);
   for (const Case& c : cases)
     for (DType t : kFloatTypes) {
       const std::string kind = cuda::kUnaryNames[c.op];
       CAPTURE(kind);
-      const Tensor base = c.positive ? uniform({5, 7}, gen, t, 0.5, 2.0) : normal({5, 7}, gen, t, 1.5);
+      Tensor base = c.positive ? uniform({5, 7}, gen, t, 0.5, 2.0) : normal({5, 7}, gen, t, 1.5);
+      if (c.scale != 1 || c.shift != 0) base = add(mul(base, c.scale), c.shift);
       const Tensor x = gpu(base).transpose(0, 1);  // (7, 5), strides (1, 7)
       const Tensor out = poisoned([&] { return cuda::unary(c.op, x, c.s); });
       expect_close(std::string("unary ") + cuda::kUnaryNames[c.op], out, c.cpu(ref(base).transpose(0, 1), c.s), t);

@@ -3,7 +3,7 @@
 from .. import _C
 from .. import _require_tensor
 
-__all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh",
+__all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh", "sigmoid", "silu",
            "attention", "attention_qkv", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus"]
 
 
@@ -22,6 +22,16 @@ def relu(input):
 
 def tanh(input):
     return _C.tanh(input)
+
+
+def sigmoid(input):
+    """1 / (1 + e^−x), computed without overflow on either side."""
+    return _C.sigmoid(input)
+
+
+def silu(input):
+    """x σ(x), the SiLU (swish) of feed-forward blocks."""
+    return _C.silu(input)
 
 
 def cross_entropy(input, target, ignore_index=-100, reduction="mean"):
