@@ -12,11 +12,14 @@
 #include <type_traits>
 
 #include "cpu/kernels.h"
+#include "cuda/ops.h"
 #include "cpu/rows.h"
 #include "engine/dispatch.h"
+#include "engine/op_def.h"
 #include "engine/strided.h"
 #include "engine/tensor.h"
 #include "ops/broadcast.h"
+#include "ops/device.h"
 
 namespace hg {
 
@@ -59,6 +62,16 @@ Tensor cpu_map2(const char* op, const Tensor& a, const Tensor& b, F f, cpu::Bina
         }
       });
   return out;
+}
+
+// A unary op's forward, shared by ops/elementwise.cpp and ops/elementwise_math.cpp:
+// out = f(x), the op `def`: the CPU loop, or on a CUDA tensor the kernel `kind` with `scalar`.
+template <typename F>
+Tensor unary_map(const OpDef& def, cuda::UnaryCode kind, double scalar, const Tensor& x, F f) {
+  const char* op = def.c_str();
+  return on_device(op, {x}, [&] {
+    return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
+  }, HG_CUDA(cuda::unary(kind, x.detach(), scalar)));
 }
 
 }  // namespace hg

@@ -21,7 +21,6 @@
 #include "ops/device.h"
 #include "ops/registry.h"
 #include "ops/tangent.h"
-#include "ops/unary_map.h"
 
 namespace hg {
 

@@ -13,9 +13,9 @@
 #include <numbers>
 
 #include "engine/tape.h"
+#include "ops/cpu_map.h"
 #include "ops/elementwise.h"
 #include "ops/registry.h"
-#include "ops/unary_map.h"
 
 namespace hg {
 
