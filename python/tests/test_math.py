@@ -117,3 +117,17 @@ def test_errors_name_the_function():
         hg.sin([1.0, 2.0])
     with pytest.raises(hg.Error, match="sin"):
         hg.sin(hg.tensor([1, 2]))  # an integer tensor: the float ops say which dtypes they take
+
+
+def test_arange_refuses_bad_steps_as_pytorch():
+    """A zero step, a step pointing away from end, a non-finite or non-numeric bound: a clear error."""
+    with pytest.raises(ValueError, match="nonzero"):
+        hg.arange(4, 2, 0)
+    with pytest.raises(ValueError, match="points away"):
+        hg.arange(1, 5, -1)
+    with pytest.raises(ValueError, match="finite"):
+        hg.arange(float("inf"))
+    with pytest.raises(TypeError, match="numbers"):
+        hg.arange(True)
+    np.testing.assert_array_equal(hg.arange(5, 1, -1).numpy(), [5, 4, 3, 2])
+    np.testing.assert_allclose(hg.arange(1, 2, 0.25).numpy(), [1.0, 1.25, 1.5, 1.75])

@@ -308,6 +308,9 @@ TEST_CASE("bad sizes and indices elsewhere: reshape's -1, negative sizes, expand
   CHECK_THROWS_AS(expand(x, {3}), Error);
   CHECK(expand(x, {4, 2, 3}).shape() == Shape{4, 2, 3});
   CHECK_THROWS_AS(x.slice(0, 0, 2, 0), Error);
+  CHECK_THROWS_AS(causal_mask(-1), Error);
+  CHECK_THROWS_AS(causal_mask(int64_t{1} << 40), Error);  // T · T bytes overflow, refused before any allocation
+  CHECK(causal_mask(3).shape() == Shape{3, 3});
   CHECK(x.slice(1, 0, 3, std::numeric_limits<int64_t>::max()).shape() == Shape{2, 1});
   CHECK(x.slice(1, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()).shape() == Shape{2, 3});
 
