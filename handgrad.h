@@ -1,11 +1,9 @@
 // handgrad.h — the public API in one include.
 #pragma once
 #include "engine/backend.h"
-#include "engine/graphviz.h"
 #include "engine/dtype.h"
 #include "engine/error.h"
 #include "engine/forward.h"
-#include "engine/html.h"
 #include "engine/interrupt.h"
 #include "engine/random.h"
 #include "engine/tape.h"
@@ -30,3 +28,5 @@
 #include "nn/module.h"
 #include "nn/optim.h"
 #include "nn/tinycharlm.h"
+#include "viz/graphviz.h"
+#include "viz/html.h"

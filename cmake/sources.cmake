@@ -5,6 +5,7 @@
 # In:  HANDGRAD_SOURCE_ROOT  the repository root
 #      HANDGRAD_X86_GNU      ON when the compiler is GCC or clang on x86-64 (the CPU kernel levels)
 # Out: HANDGRAD_CPP_SOURCES          the C++ sources of every build (absolute paths)
+#      HANDGRAD_VIZ_SOURCES          viz/*.cpp, what draws a computation (not the emulation's)
 #      HANDGRAD_CUDA_HOST_SOURCES    cuda/*.cpp, the host side of the CUDA backend
 #      HANDGRAD_CUDA_KERNEL_SOURCES  cuda/*.cu, the kernels
 #      HANDGRAD_NO_CUDA_SOURCE       what a build without CUDA compiles instead of both
@@ -24,6 +25,10 @@ foreach(dir ${HANDGRAD_SOURCE_FOLDERS})
   file(GLOB _hg_files ${_hg_depends} ${_hg}/${dir}/*.cpp)
   list(APPEND HANDGRAD_CPP_SOURCES ${_hg_files})
 endforeach()
+# What draws a computation (viz/: DOT, the step-through page and its live form), built into the
+# library above ops/ with the page's own files embedded (CMakeLists.txt); the GPU emulation, which
+# runs kernels, leaves it out.
+file(GLOB HANDGRAD_VIZ_SOURCES ${_hg_depends} ${_hg}/viz/*.cpp)
 file(GLOB HANDGRAD_CUDA_HOST_SOURCES ${_hg_depends} ${_hg}/cuda/*.cpp)
 list(REMOVE_ITEM HANDGRAD_CUDA_HOST_SOURCES ${_hg}/cuda/no_cuda.cpp)
 file(GLOB HANDGRAD_CUDA_KERNEL_SOURCES ${_hg_depends} ${_hg}/cuda/*.cu)

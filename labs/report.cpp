@@ -26,11 +26,11 @@ Report::Report(std::string lab) : lab_(std::move(lab)) { json_["lab"] = lab_; }
 
 void Report::section(const std::string& title) {
   section_ = title;
-  fmt::print("\n== {} ==\n", title);
+  say("\n== {} ==\n", title);
 }
 
 void Report::text(const std::string& line) {
-  fmt::print("{}\n", line);
+  say("{}\n", line);
   json_["notes"].push_back(line);
 }
 
@@ -43,10 +43,10 @@ void Report::value(const std::string& key, double measured, std::optional<double
     if (!ok) ++mismatches_;
     j["text"] = *text_value;
     j["agrees"] = ok;
-    fmt::print("  {:<34} {:>10.{}f}   text {:>8.{}f}  {}\n", key, measured, decimals, *text_value, decimals,
+    say("  {:<34} {:>10.{}f}   text {:>8.{}f}  {}\n", key, measured, decimals, *text_value, decimals,
                ok ? "ok" : "DIFFERS");
   } else {
-    fmt::print("  {:<34} {:>10.{}f}\n", key, measured, decimals);
+    say("  {:<34} {:>10.{}f}\n", key, measured, decimals);
   }
 }
 
@@ -65,7 +65,7 @@ void Report::value_within_spread(const std::string& key, double measured, double
   j["seed_spread_source"] = source;
   j["agrees"] = ok;
   // The spread one place finer than the numbers: 0.012-0.019 rather than 0.01-0.02.
-  fmt::print("  {:<34} {:>10.{}f}   text {:>8.{}f}  {} {:.{}f}-{:.{}f} ({})\n", key, measured, decimals, text_value, decimals,
+  say("  {:<34} {:>10.{}f}   text {:>8.{}f}  {} {:.{}f}-{:.{}f} ({})\n", key, measured, decimals, text_value, decimals,
              ok ? "agrees within seed spread" : "differs by more than seeds do:", lo, decimals + 1, hi, decimals + 1, source);
 }
 
@@ -76,7 +76,7 @@ void Report::value_within_spread(const std::string& key, double measured, const 
   j["measured"] = measured;
   j["text"] = s.text;
   j["not_compared"] = why;
-  fmt::print("  {:<34} {:>10.{}f}   text {:>8.{}f}  not compared: {}\n", key, measured, decimals, s.text, decimals, why);
+  say("  {:<34} {:>10.{}f}   text {:>8.{}f}  not compared: {}\n", key, measured, decimals, s.text, decimals, why);
 }
 
 void Report::values(const std::string& key, const std::vector<double>& measured, const std::vector<double>& text_values,
@@ -94,9 +94,9 @@ void Report::values(const std::string& key, const std::vector<double>& measured,
     for (double v : text_values) t.push_back(fmt::format("{:.{}f}", v, decimals));
     j["text"] = text_values;
     j["agrees"] = ok;
-    fmt::print("  {:<34} ({})   text ({})  {}\n", key, fmt::join(m, ", "), fmt::join(t, ", "), ok ? "ok" : "DIFFERS");
+    say("  {:<34} ({})   text ({})  {}\n", key, fmt::join(m, ", "), fmt::join(t, ", "), ok ? "ok" : "DIFFERS");
   } else {
-    fmt::print("  {:<34} ({})\n", key, fmt::join(m, ", "));
+    say("  {:<34} ({})\n", key, fmt::join(m, ", "));
   }
 }
 
@@ -105,7 +105,7 @@ void Report::matrix(const std::string& key, const Tensor& t, int decimals) {
   if (m.dim() == 1) m = m.unsqueeze(0);
   if (m.dim() != 2) m = m.reshape({-1, m.size(-1)});
   nlohmann::json rows = nlohmann::json::array();
-  fmt::print("  {}\n", key);
+  say("  {}\n", key);
   for (int64_t i = 0; i < m.size(0); ++i) {
     std::vector<double> row;
     std::vector<std::string> cells;
@@ -116,7 +116,7 @@ void Report::matrix(const std::string& key, const Tensor& t, int decimals) {
                                     : fmt::format("{:>{}.{}f}", v, decimals + 4, decimals));
     }
     rows.push_back(row);
-    fmt::print("    [{}]\n", fmt::join(cells, " "));
+    say("    [{}]\n", fmt::join(cells, " "));
   }
   json_["sections"][section_][key] = rows;
 }
@@ -155,7 +155,7 @@ void Report::matrices(const std::string& key, const std::vector<std::string>& na
   std::string head = fmt::format("  {:<10}", key);
   for (const std::string& n : names) head += fmt::format("  {:<{}}", n, colw);
   head.erase(head.find_last_not_of(' ') + 1);
-  fmt::print("{}\n", head);
+  say("{}\n", head);
   for (size_t r = 0; r < nrows; ++r) {
     std::string line = fmt::format("  {:<10}", "");
     for (const auto& m : all) {
@@ -168,7 +168,7 @@ void Report::matrices(const std::string& key, const std::vector<std::string>& na
       line += fmt::format("  {:<{}}", c, colw);
     }
     line.erase(line.find_last_not_of(' ') + 1);
-    fmt::print("{}\n", line);
+    say("{}\n", line);
   }
 }
 
@@ -181,9 +181,9 @@ void Report::fact(const std::string& key, const std::string& measured, std::opti
     if (!ok) ++mismatches_;
     j["text"] = *text_value;
     j["agrees"] = ok;
-    fmt::print("  {:<34} {:<18} text {:<18} {}\n", key, measured, *text_value, ok ? "ok" : "DIFFERS");
+    say("  {:<34} {:<18} text {:<18} {}\n", key, measured, *text_value, ok ? "ok" : "DIFFERS");
   } else {
-    fmt::print("  {:<34} {}\n", key, measured);
+    say("  {:<34} {}\n", key, measured);
   }
 }
 
@@ -195,7 +195,7 @@ void Report::tolerance(const std::string& key, double measured, double bound) {
   j["measured"] = measured;
   j["bound"] = bound;
   j["within"] = ok;
-  fmt::print("  {:<34} {:>10.2e}   <= {:.0e}  {}\n", key, measured, bound, ok ? "ok" : "EXCEEDS");
+  say("  {:<34} {:>10.2e}   <= {:.0e}  {}\n", key, measured, bound, ok ? "ok" : "EXCEEDS");
 }
 
 bool Report::criterion(const std::string& what, double measured, const std::string& op, double bound) {
@@ -206,13 +206,13 @@ bool Report::criterion(const std::string& what, double measured, const std::stri
   // Fixed decimals for ordinary sizes, exponent notation for the tiny differences some labs bound.
   const double a = std::abs(measured);
   const std::string m = a == 0.0 || (a >= 1e-3 && a < 1e6) ? fmt::format("{:.3f}", measured) : fmt::format("{:.2e}", measured);
-  fmt::print("  {:<58} {:>8}  {} {:<6} {}\n", what, m, op, bound, met ? "met" : "NOT MET");
+  say("  {:<58} {:>8}  {} {:<6} {}\n", what, m, op, bound, met ? "met" : "NOT MET");
   json_["criteria"][what] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
   return met;
 }
 
 void Report::criterion_not_applicable(const std::string& what, const std::string& why) {
-  fmt::print("  {:<58} {}{}\n", what, why.starts_with("not applicable") ? "" : "not checked: ", why);
+  say("  {:<58} {}{}\n", what, why.starts_with("not applicable") ? "" : "not checked: ", why);
   json_["criteria_not_applicable"][what] = why;
 }
 
@@ -229,17 +229,17 @@ std::string too_short(int64_t steps, int64_t needs) {
 
 void Report::write_json(const std::string& path) const {
   write_file(path, json_.dump(2) + "\n", lab_ + ": --json");
-  fmt::print("wrote {} (every number above, as JSON)\n", path);
+  say("wrote {} (every number above, as JSON)\n", path);
 }
 
 void Report::summary() {
   json_["compared"] = compared_;
   json_["mismatches"] = mismatches_;
-  fmt::print("\n{} numbers compared with the text: {} agree, {} differ.\n", compared_, compared_ - mismatches_, mismatches_);
+  say("\n{} numbers compared with the text: {} agree, {} differ.\n", compared_, compared_ - mismatches_, mismatches_);
   if (tolerance_checks_ > 0) {
     json_["tolerance_checks"] = tolerance_checks_;
     json_["tolerance_failures"] = tolerance_failures_;
-    fmt::print("{} agreement checks between methods: {} within their bound, {} not.\n", tolerance_checks_,
+    say("{} agreement checks between methods: {} within their bound, {} not.\n", tolerance_checks_,
                tolerance_checks_ - tolerance_failures_, tolerance_failures_);
   }
 }

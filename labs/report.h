@@ -2,6 +2,7 @@
 // saying whether they agree at the printed precision, and the same numbers in JSON (--json FILE).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <cstdint>
 #include <functional>
@@ -24,6 +25,9 @@ struct SeedSpread {
 class Report {
  public:
   explicit Report(std::string lab);
+  // Off: the report is kept (json(), compared(), ...) but nothing printed; the live page builds
+  // one on every edit and shows it itself.
+  void set_printing(bool on) { printing_ = on; }
 
   void section(const std::string& title);
   void text(const std::string& line);  // free text, printed as is (also kept in JSON "notes")
@@ -86,6 +90,11 @@ class Report {
   int mismatches_ = 0, compared_ = 0;
   int tolerance_checks_ = 0, tolerance_failures_ = 0;
   int criteria_unmet_ = 0;
+  bool printing_ = true;
+  template <typename... Args>
+  void say(fmt::format_string<Args...> format, Args&&... args) const {
+    if (printing_) fmt::print(format, std::forward<Args>(args)...);
+  }
 };
 
 // "not applicable at 30 steps (needs ≥ 800)": why a check a short run cannot decide is not made.

@@ -3,7 +3,8 @@
 // backward pass of L = o₃,₂ computed by the formula, the tape and finite differences.
 // --html FILE writes a page to step through it in a browser (--break NAME: with a backward
 // deliberately wrong). --step walks the backward one tape entry at a time in the terminal.
-// --graph FILE.dot|.svg|.png draws its graph. --loss and --q/--k/--v make other cases.
+// --live FILE writes the same page made live: Q, K and V editable, every number recomputed in the
+// browser by the library built as WebAssembly. --graph FILE.dot|.svg|.png draws its graph. --loss and --q/--k/--v make other cases.
 // --jvp q32 pushes it forwards along Q̇ = e₃₂ (forward mode). --device cuda runs it all on the GPU.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,20 +20,13 @@
 #include "kit.h"
 #include "report.h"
 #include "three_token_case.h"
+#include "three_token_report.h"
 #include "three_token_tangent.h"
 
 using namespace hg;
 using namespace hg::lab;
 
 namespace {
-
-std::vector<double> row(const Tensor& t, int64_t i) { return t.select(0, i).to_vector(); }
-
-void forward_case(Report& rep, const ThreeTokenVariant& v, const AttentionTrace& t) {
-  rep.matrix(fmt::format("S ({})", v.scores_label()), t.S);
-  rep.matrix("P = softmax(S) (weights)", t.P);
-  rep.matrix("O = P V (outputs)", t.O);
-}
 
 // "dL/dS", "dL/d(QKᵀ/√d_k)": a label that is more than a name is bracketed, so the d applies to all of it.
 std::string d_of(const std::string& label) {
@@ -179,141 +173,6 @@ bool step_through(Report& rep, const ThreeTokenVariant& variant, Device device) 
   return true;
 }
 
-// The text's case, variant by variant, beside the text's numbers: the causal case and its geometry,
-// without the mask, without the scale.
-void text_forward(Report& rep, const ThreeTokenInputs& in, const std::vector<ThreeTokenVariant>& variants,
-                  const AttentionTrace& causal, const AttentionTrace& open, const AttentionTrace& sharp) {
-  const ThreeTokenVariant &kCausal = variants[0], &kOpen = variants[1], &kSharp = variants[2];
-  rep.section("the causal case");
-  forward_case(rep, kCausal, causal);
-  rep.values("o1 (copies v1)", row(causal.O, 0), {1.0, 0.0});
-  rep.values("row 2 weights", {causal.P.at({1, 0}), causal.P.at({1, 1})}, {0.330, 0.670});
-  rep.values("row 3 weights", row(causal.P, 2), {0.248, 0.248, 0.503});
-  rep.values("o3", row(causal.O, 2), {1.759, 2.007});
-
-  rep.section("the geometry");
-  const std::vector<double> v1 = row(in.V, 0), v2 = row(in.V, 1), v3 = row(in.V, 2);
-  const double a = causal.P.at({1, 0}), b = causal.P.at({1, 1});
-  const std::vector<double> o2 = row(causal.O, 1);
-  rep.text(fmt::format("  o2 = {:.3f} v1 + {:.3f} v2 = ({:.3f}, {:.3f}): on the segment v1-v2, {:.3f} of the way from v1",
-                       a, b, a * v1[0] + b * v2[0], a * v1[1] + b * v2[1], b));
-  rep.tolerance("|o2 - (P21 v1 + P22 v2)|",
-                std::hypot(o2[0] - (a * v1[0] + b * v2[0]), o2[1] - (a * v1[1] + b * v2[1])), 1e-12);
-  const std::vector<double> p3 = row(causal.P, 2), o3 = row(causal.O, 2);
-  rep.value("row 3 weights: sum", p3[0] + p3[1] + p3[2], 1.0);
-  rep.value("row 3 weights: smallest (> 0: inside)", std::min({p3[0], p3[1], p3[2]}));
-  std::vector<double> dist;
-  for (const auto& vj : {v1, v2, v3}) dist.push_back(std::hypot(o3[0] - vj[0], o3[1] - vj[1]));
-  rep.values("distance from o3 to v1, v2, v3", dist);
-  const size_t nearest = static_cast<size_t>(std::min_element(dist.begin(), dist.end()) - dist.begin());
-  rep.fact("value nearest to o3", fmt::format("v{}", nearest + 1), std::string("v3"));
-
-  rep.section("without the mask");
-  forward_case(rep, kOpen, open);
-  std::vector<double> p1 = row(open.P, 0), p2 = row(open.P, 1);
-  rep.values("row 1 weights", p1);
-  rep.values("row 2 weights", p2);
-  rep.tolerance("rows 1, 2 mirror: |P1[2,1,3] - P2|",
-                std::max({std::abs(p1[1] - p2[0]), std::abs(p1[0] - p2[1]), std::abs(p1[2] - p2[2])}), 1e-15);
-  rep.values("o1", row(open.O, 0));
-  rep.values("o2 (differs: v1 and v2 differ)", row(open.O, 1));
-  rep.tolerance("row 3 unchanged: |P3 - P3 causal|", max_abs_diff(open.P.select(0, 2), causal.P.select(0, 2)), 1e-15);
-  rep.values("row 3 weights", row(open.P, 2), {0.248, 0.248, 0.503});
-  rep.values("o3", row(open.O, 2), {1.759, 2.007});
-
-  rep.section("without the scale");
-  forward_case(rep, kSharp, sharp);
-  rep.value("row 3: gap s33 - s31, scaled", causal.S.at({2, 2}) - causal.S.at({2, 0}), 0.707);
-  rep.value("row 3: gap s33 - s31, unscaled", sharp.S.at({2, 2}) - sharp.S.at({2, 0}), 1.0);
-  rep.value("row 3 weight on v3, scaled", causal.P.at({2, 2}), 0.503);
-  rep.value("row 3 weight on v3, unscaled", sharp.P.at({2, 2}), 0.576);
-  rep.values("o3, unscaled", row(sharp.O, 2), {1.940, 2.152});
-}
-
-// The scores and each variant's forward (`variants`: causal, without the mask, without the scale).
-void forward_report(Report& rep, const ThreeTokenInputs& in, const std::vector<ThreeTokenVariant>& variants,
-                    Device device) {
-  const ThreeTokenData& data = variants[0].data;
-  const bool text_case = data.is_text();
-  auto text_value = [&](double v) { return text_case ? std::optional<double>(v) : std::nullopt; };
-  auto text_values = [&](std::vector<double> v) { return text_case ? v : std::vector<double>{}; };
-  const ThreeTokenVariant &kCausal = variants[0], &kOpen = variants[1], &kSharp = variants[2];
-  const AttentionTrace causal = three_token_trace(kCausal, device);
-  const AttentionTrace open = three_token_trace(kOpen, device);
-  const AttentionTrace sharp = three_token_trace(kSharp, device);
-  rep.matrix("Q Kᵀ", three_token_scores(device, data), text_case ? 0 : 3);
-  rep.value("√d_k = 1 / scale", 1.0 / causal.scale, text_value(1.414));
-  rep.matrix("S = Q Kᵀ / √d_k (no mask)", open.S);
-  std::vector<double> distinct = open.S.to_vector();
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end(),
-                             [](double a, double b) { return std::abs(a - b) < 1e-12; }),
-                 distinct.end());
-  std::vector<double> exps;
-  for (double s : distinct) exps.push_back(std::exp(s));
-  rep.values("the distinct scaled scores", distinct, text_values({0.0, 0.707, 1.414}));
-  rep.values("their exponentials", exps, text_values({1.0, 2.028, 4.113}));
-
-  if (!text_case) {  // a learner's own case: each variant's forward, without the text's comparisons
-    rep.section("the causal case");
-    forward_case(rep, kCausal, causal);
-    rep.section("without the mask");
-    forward_case(rep, kOpen, open);
-    rep.section("without the scale");
-    forward_case(rep, kSharp, sharp);
-  } else {
-    text_forward(rep, in, variants, causal, open, sharp);
-  }
-}
-
-// The backward pass of the chosen variant, each gradient three ways (and a fourth), and its tape.
-void backward_report(Report& rep, const ThreeTokenVariant& variant, bool step, Device device) {
-  const ThreeTokenData& data = variant.data;
-  const bool text_case = data.is_text();
-  const ThreeTokenBackward bw = three_token_backward(variant, {}, {}, device);
-  const AttentionTrace& t = bw.trace;
-  // The text's backward numbers are for its scaled case (with or without the mask: see
-  // three_token_mask_effect); without the scale, or in another case, they do not apply.
-  const bool text_backward = text_case && variant.scaled;
-  auto text = [&](std::vector<double> v) { return text_backward ? v : std::vector<double>{}; };
-  const int64_t r = data.row;
-  const std::string Ls = data.loss_name(), ri = std::to_string(r + 1);
-  rep.section(fmt::format("backward of L = {} ({})", Ls, variant.name()));
-  rep.value("L = " + Ls, t.O.at({r, data.col}), text_backward ? std::optional<double>(2.007) : std::nullopt);
-  rep.text(fmt::format("  {}", three_token_mask_effect(variant, device)));
-  rep.matrix("dO = dL/dO", t.dO, 0);
-  rep.matrix("g = dP = dO Vᵀ", t.dP);
-  rep.matrix("ḡ = D = rowsum(P ∘ dP)", t.D);
-  rep.value(fmt::format("ḡ{} (= L: the current average)", ri), t.D.at({r, 0}),
-            text_backward ? std::optional<double>(2.007) : std::nullopt);
-  rep.matrix("dS = P ∘ (g − ḡ)", t.dS);
-  rep.values("dS row " + ri, row(t.dS, r), text({-0.498, -0.002, 0.500}));
-  rep.matrix(fmt::format("J{0} = diag(p{0}) − p{0} p{0}ᵀ (row {0}'s softmax Jacobian)", ri), bw.J3);
-  rep.values(fmt::format("J{0} · g{0}", ri), bw.Jg3.to_vector(), text({-0.498, -0.002, 0.500}));
-  rep.tolerance(fmt::format("|J{0} g{0} − dS row {0}|", ri), max_abs_diff(bw.Jg3, t.dS.select(0, r)), 1e-12);
-  rep.matrix("dQ = dS K · scale", t.dQ);
-  rep.values("dQ row " + ri, row(t.dQ, r), text({0.001, 0.352}));
-  rep.matrix("dK = dSᵀ Q · scale", t.dK);
-  rep.matrix("dV = Pᵀ dO", t.dV);
-
-  rep.section("each gradient three ways (and a fourth: the tape of primitive ops)");
-  if (device != Device::cpu)
-    rep.text(fmt::format("  finite differences: each input is nudged on the CPU (element writes are CPU-only), then "
-                         "moved to {} where L is evaluated",
-                         device_name(device)));
-  const std::vector<std::string> ways = {"formula", "tape", "finite diff.", "primitive tape"};
-  rep.matrices("dS", {"formula", "tape (softmax entry)", "finite diff."}, {bw.dS.formula, bw.dS.tape, bw.dS.numeric});
-  rep.tolerance("dS: largest disagreement", bw.dS.max_diff(), 1e-8);
-  for (const auto& [name, w] : {std::pair{"dQ", &bw.dQ}, std::pair{"dK", &bw.dK}, std::pair{"dV", &bw.dV}}) {
-    rep.matrices(name, ways, {w->formula, w->tape, w->numeric, w->primitive});
-    rep.tolerance(fmt::format("{}: largest disagreement", name), w->max_diff(), 1e-8);
-  }
-
-  rep.section("the tape of attention from primitive ops (backward walks it bottom to top)");
-  for (const std::string& line : bw.tape_listing) rep.text("  " + line);
-  if (!step) rep.text(fmt::format("({} steps; run with --step to walk them one at a time, or --html FILE)", bw.steps));
-}
-
 
 }  // namespace
 
@@ -322,7 +181,7 @@ int main(int argc, char** argv) {
                "L = o₃,₂ by formula, tape and finite differences."};
   bool step = false, no_mask = false, no_scale = false;
   Device device = Device::cpu;
-  std::string json, graph, html, fault_text, loss, q_text, k_text, v_text, jvp_text;
+  std::string json, graph, html, live, fault_text, loss, q_text, k_text, v_text, jvp_text;
   app.add_flag("--step", step,
                "walk the backward one tape entry at a time (pauses when stdout is a terminal; q quits)");
   app.add_flag("--no-mask", no_mask, "step through / report the backward of the variant without the causal mask");
@@ -336,6 +195,11 @@ int main(int argc, char** argv) {
   app.add_option("--html", html,
                  "write a page to step through the backward in a browser: the graph, each step's formula and matrices, "
                  "finite differences beside each gradient, the three variants (one self-contained file, works offline)")
+      ->check(writable_file());
+  app.add_option("--live", live,
+                 "write the live page: the step-through page with every entry of Q, K and V editable, recomputed in "
+                 "the browser by the library built as WebAssembly (one self-contained file, works offline; needs the "
+                 "full build with Emscripten installed)")
       ->check(writable_file());
   app.add_option("--break", fault_text,
                  "with --html: build a wrong backward into the page, so its finite-difference checks turn red: dS (the row "
@@ -355,6 +219,16 @@ int main(int argc, char** argv) {
   std::optional<ThreeTokenDirection> dir;
   if (!read_case(q_text, k_text, v_text, loss, fault_text, html, jvp_text, data, fault, dir)) return 2;
   const bool text_case = data.is_text();
+  // The live page's module, read before any work: without it, say how to build it (exit status 2).
+  std::string live_module;
+  if (!live.empty()) {
+    try {
+      live_module = read_live_module(HANDGRAD_LIVE_MODULE);
+    } catch (const Error& e) {
+      fmt::print(stderr, "error: --live: {}\n", e.what());
+      return 2;
+    }
+  }
 
   return run_lab("three_token", json, device, [&](Report& rep) {
     const ThreeTokenInputs in = three_token_inputs(device, data);
@@ -367,13 +241,12 @@ int main(int argc, char** argv) {
     const ThreeTokenVariant variant{.causal = !no_mask, .scaled = !no_scale, .data = data};
     if (step && !step_through(rep, variant, device)) return;
 
-    rep.section("scores");
     const ThreeTokenVariant kCausal{.causal = true, .scaled = true, .data = data};
     const ThreeTokenVariant kOpen{.causal = false, .scaled = true, .data = data};
     const ThreeTokenVariant kSharp{.causal = true, .scaled = false, .data = data};
-    forward_report(rep, in, {kCausal, kOpen, kSharp}, device);
+    three_token_forward_report(rep, in, {kCausal, kOpen, kSharp}, device);
 
-    backward_report(rep, variant, step, device);
+    three_token_backward_report(rep, variant, step, device);
     if (dir) tangent_report(rep, variant, *dir, device);
 
     const std::string Ls = data.loss_name();
@@ -386,6 +259,12 @@ int main(int argc, char** argv) {
       write_html(html, three_token_html({kCausal, kOpen, kSharp}, fault, device));
       rep.text(fmt::format("  wrote {}: open it in a browser (three variants{}; works offline)", html,
                            fault == ThreeTokenFault::none ? "" : ", broken on purpose: " + fault_description(fault)));
+    }
+    if (!live.empty()) {
+      rep.section("the live page");
+      write_html(live, live_page_html(live_module));
+      rep.text(fmt::format("  wrote {}: open it in a browser and edit Q, K and V; every number is recomputed there by "
+                           "the library built as WebAssembly (works offline; docs/page.md)", live));
     }
   });
 }

@@ -130,15 +130,20 @@ std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device) {
   return to_dot(g.L);
 }
 
-std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault, Device device) {
+namespace {
+
+// The page's variants, one per `variants`; `keep` holds each graph's named tensors alive until the
+// page is written (the graph holds them weakly), so the page shows every forward value.
+std::vector<HtmlVariant> page_variants(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault,
+                                       Device device, bool draw_graph, std::vector<PrimitiveGraph>& keep) {
   std::vector<HtmlVariant> pages;
-  std::vector<PrimitiveGraph> keep;  // the graphs' named tensors stay alive until the page is written
   keep.reserve(variants.size());
   for (const ThreeTokenVariant& v : variants) {
     ThreeTokenInputs in = three_token_inputs(device, v.data);
     keep.push_back(primitive_graph(in, v, device, fault));
     PrimitiveGraph& g = keep.back();
     HtmlOptions o;
+    o.draw_graph = draw_graph;
     o.title = fmt::format("backward of L = {}", v.data.loss_name());
     o.intro = fmt::format("The primitive graph of L = {} ({}), walked by backward from the last tape entry to the first. "
                           "Each outgoing gradient sits beside its float64 central difference.",
@@ -168,7 +173,20 @@ std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, Thr
     if (fault != ThreeTokenFault::none) name += " (broken: " + fault_name(fault) + ")";
     pages.push_back({name, g.L, o});
   }
+  return pages;
+}
+
+}  // namespace
+
+std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault, Device device) {
+  std::vector<PrimitiveGraph> keep;
+  const std::vector<HtmlVariant> pages = page_variants(variants, fault, device, true, keep);
   return to_html(pages, fmt::format("three tokens: the backward of L = {}, step by step", variants.at(0).data.loss_name()));
+}
+
+std::string three_token_page_data(const ThreeTokenVariant& variant, ThreeTokenFault fault, Device device) {
+  std::vector<PrimitiveGraph> keep;
+  return page_data(page_variants({variant}, fault, device, false, keep));
 }
 
 }  // namespace hg::lab

@@ -149,5 +149,8 @@ std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device = De
 // where they apply, and `fault` built into each variant's backward.
 std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault,
                              Device device = Device::cpu);
+// The same page's data for one variant, without Graphviz (the page lays the graph out itself):
+// what the live page's WebAssembly build returns on every edit (viz/html.h: page_data).
+std::string three_token_page_data(const ThreeTokenVariant& variant, ThreeTokenFault fault, Device device = Device::cpu);
 
 }  // namespace hg::lab

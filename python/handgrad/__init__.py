@@ -51,6 +51,7 @@ def _require_dtype(dtype, op):
 from . import autograd  # noqa: E402  (needs the names above)
 from . import nn  # noqa: E402
 from .graph import draw, to_dot  # noqa: E402
+from .page import live_page, live_page_available, to_html  # noqa: E402
 from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 
@@ -312,7 +313,8 @@ from . import func  # noqa: E402  (hg.func.jvp, as torch.func.jvp)
 
 __all__ = [
     "Error", "Generator", "Tensor", "autograd", "func", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "from_dlpack", "to_dot", "draw", "zeros", "ones", "full",
+    "is_grad_enabled", "tensor", "as_tensor", "from_numpy", "from_dlpack", "to_dot", "draw", "to_html", "live_page",
+    "live_page_available", "zeros", "ones", "full",
     "zeros_like",
     "ones_like", "arange", "randn", "manual_seed", "float32", "float64", "int64", "bool", "dtype",
     "exp", "log", "tanh", "relu", "softmax", "where", "cat", "log_softmax", "matmul", "sum", "mean", "max",

@@ -15,4 +15,5 @@ NB_MODULE(_C, m) {
   hgpy::bind_functional(m);
   hgpy::bind_interop(m);
   hgpy::bind_nn(m);
+  hgpy::bind_page(m);
 }

@@ -13,54 +13,16 @@ Screenshots at 1280 x 800 of three steps go to OUT_DIR/screenshots for a person 
 Prints "SKIPPED: <why>" and exits 0 where Chromium, its driver or Selenium is missing.
 """
 import json
-import math
 import os
-import shutil
-import subprocess
 import sys
 
-
-def skip(why):
-    print(f"SKIPPED: {why}")
-    sys.exit(0)
-
-
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-except ImportError:
-    skip("Selenium is not installed for this Python (Debian: apt-get install python3-selenium)")
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-if not CHROMIUM:
-    skip("Chromium is not on PATH (Debian: apt-get install chromium chromium-driver)")
-if not DRIVER:
-    skip("chromedriver is not on PATH (Debian: apt-get install chromium-driver)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser_kit import *  # noqa: E402,F401,F403  (exits "SKIPPED: why" without Chromium or Selenium)
 
 VARIANTS = [("causal, scaled", []), ("no mask", ["--no-mask"]), ("no scale", ["--no-scale"])]
 # The step whose check a fault turns red first: named by its incoming gradient's tensor (in the
 # causal, scaled variant).
 FAULTS = {"dS": "P", "dK": "QKᵀ", "scale": "QKᵀ/√d_k", "dV": "O"}
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
-def run(*cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-        sys.exit(f"page_test: {' '.join(cmd)} exited {r.returncode}")
-    return r.stdout
-
-
 def d_of(label):
     """The lab's name for a gradient: dL/dS, or dL/d(QKᵀ/√d_k) when the label is more than a name."""
     return "dL/d" + label if not any(c in label for c in "/·+−- ") else f"dL/d({label})"
@@ -77,18 +39,6 @@ def lab_steps(path):
     return steps
 
 
-def flat(rows):
-    out = []
-    for r in rows:
-        out.extend(r if isinstance(r, list) else [r])
-    return out
-
-
-def close(a, b):
-    return len(a) == len(b) and all(
-        (math.isinf(x) and x == y) or abs(x - y) <= 1e-12 for x, y in zip(a, b))
-
-
 def shown(driver, role):
     """{label: the first matrix's values} of the shown step's gradients of that role."""
     out = {}
@@ -97,39 +47,6 @@ def shown(driver, role):
         out[g.get_attribute("data-label")] = [float(c.get_attribute("data-v").replace("inf", "Infinity")
                                                     .replace("Infinity", "inf")) for c in cells]
     return out
-
-
-def start():
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800",
-              "--disable-dev-shm-usage", "--hide-scrollbars"]:
-        opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    # The page's own viewport at 1280 x 800 (the window's size includes what headless keeps for itself).
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
-    return driver
-
-
-def load(driver, path):
-    driver.get("file://" + os.path.abspath(path))
-    driver.get_log("performance")  # what the load did is read below
-    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
-    check(not errors, f"{path}: console errors {errors}")
-
-
-def network_requests(driver, page):
-    """The URLs the page asked for besides itself (the page is file://, its data inline)."""
-    urls = []
-    for entry in driver.get_log("performance"):
-        msg = json.loads(entry["message"])["message"]
-        if msg.get("method") == "Network.requestWillBeSent":
-            url = msg["params"]["request"]["url"]
-            if not url.startswith("file://" + os.path.abspath(page)) and not url.startswith("data:"):
-                urls.append(url)
-    return urls
 
 
 def press_right(driver):
@@ -156,11 +73,8 @@ def main():
 
     driver = start()
     try:
-        # Chromium logs every request a page makes; turning logging on costs the first load.
-        driver.get("about:blank")
-        driver.get_log("performance")
-        load(driver, page)
-        check(network_requests(driver, page) == [], "three_token.html made network requests")
+        log = load(driver, page)
+        check(network_requests(log, page) == [], "three_token.html made network requests")
         n_variants = driver.execute_script("return hgPage.data.length")
         check(n_variants == 3, f"three variants on the page, not {n_variants}")
         for v in range(n_variants):
@@ -227,8 +141,8 @@ def main():
                 check(first == want, f"break {fault}, variant {v}: first red check at the step of {first}, expected {want}")
 
         # A TinyCharLM block: every step walks, heatmaps for the large matrices.
-        load(driver, tiny_page)
-        check(network_requests(driver, tiny_page) == [], "tinycharlm.html made network requests")
+        log = load(driver, tiny_page)
+        check(network_requests(log, tiny_page) == [], "tinycharlm.html made network requests")
         n = driver.execute_script("return hgPage.data[0].steps.length")
         heatmaps = 0
         for k in range(1, n + 1):
@@ -239,14 +153,10 @@ def main():
                 driver.save_screenshot(os.path.join(shots, "tinycharlm_last.png"))
             press_right(driver)
         check(heatmaps > 0, "the TinyCharLM page draws its large matrices as heatmaps")
-        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
-        check(not errors, f"console errors while stepping: {errors}")
+        check(not (errors := console_errors(driver)), f"console errors while stepping: {errors}")
     finally:
         driver.quit()
-    print(f"screenshots in {shots}")
-    if failures:
-        sys.exit(f"page_test: {len(failures)} checks failed")
-    print("page_test: every check passed")
+    finish("page_test", shots)
 
 
 main()

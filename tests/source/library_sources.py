@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ctest library_sources: three rules of the library's sources (engine/, cpu/, ops/, nn/, cuda/).
+"""ctest library_sources: three rules of the library's sources (engine/, cpu/, ops/, nn/, cuda/, viz/).
 
 1. No file-scope using-directive. A unity build (the lab preset's) puts several sources in one
    translation unit, so a `using namespace attention_detail;` at file scope in one file changes
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2])
-FOLDERS = ("engine", "cpu", "ops", "nn", "cuda")
+FOLDERS = ("engine", "cpu", "ops", "nn", "cuda", "viz")
 MAX_LINES = 400
 # The include loops of today, each a set of modules (docs/layout.md says where each layer belongs).
 KNOWN_LOOPS = [

@@ -3,7 +3,7 @@
 README itself, not a copy that can drift.
 
 Reads README.md here, independently of scripts/readme-commands, and holds `.ci/run --list` to it:
-the same blocks (command-1, command-2, python-command at least), in README order, each exactly
+the same blocks (command-1, command-2, live-page, python-command at least), in README order, each exactly
 as written. Also refuses a copy of any command's text in .ci/run itself."""
 import re
 import subprocess
@@ -18,7 +18,7 @@ marked = re.findall(r"^<!-- ([A-Za-z0-9_-]+) -->[ \t]*\n(?:[ \t]*\n)*```bash[ \t
 expected = [(name, body.rstrip("\n")) for name, body in marked]
 names = [n for n, _ in expected]
 failures = []
-for want in ("command-1", "command-2", "python-command"):
+for want in ("command-1", "command-2", "live-page", "python-command"):
     if want not in names:
         failures.append(f"README.md has no ```bash block after <!-- {want} -->")
 

@@ -1,5 +1,5 @@
-// engine/graphviz.cpp — to_dot: the tape of a result, drawn. Reads the graph only; records nothing.
-#include "engine/graphviz.h"
+// viz/graphviz.cpp — to_dot: the tape of a result, drawn. Reads the graph only; records nothing.
+#include "viz/graphviz.h"
 
 #include <fmt/format.h>
 

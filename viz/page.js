@@ -1,79 +1,5 @@
-// engine/html_page.cpp — the page to_html writes: CSS, body and JavaScript, inlined (no network).
-//
-// The script draws one variant at a time from the JSON beside it. State is the variant and the
-// step (0 = the first step of the backward, the last tape entry). The DOM it writes is also what
-// the browser test reads: each gradient is a .grad block (data-label, data-role "in"/"out",
-// data-ok "true"/"false" when checked) whose cells carry their full value in data-v.
-#include "engine/html_page.h"
-
-namespace hg {
-
-const char* html_page_style() {
-  return R"CSS(
-body { font: 14px/1.35 "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 0; color: #1d2433; background: #fafbfc; }
-header { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; padding: 6px 14px; background: #1d2433; color: #fff; font-size: 13px; }
-header h1 { font-size: 15px; margin: 0 10px 0 0; font-weight: 600; }
-button { font: inherit; padding: 2px 8px; border-radius: 4px; border: 1px solid #9aa5b8; background: #fff; cursor: pointer; }
-button.on { background: #fde8a6; border-color: #c49a1a; font-weight: 600; }
-button:disabled { opacity: 0.4; cursor: default; }
-#where { font-weight: 600; min-width: 250px; text-align: center; }
-#variants { margin-right: 10px; }
-#bar { padding: 4px 14px; font-size: 13px; border-bottom: 1px solid #d5dbe5; }
-.bad { color: #b3141b; font-weight: 600; } .good { color: #17703a; }
-main { display: grid; grid-template-columns: minmax(340px, 40%) 1fr; gap: 10px; padding: 8px 14px; }
-#graph { background: #fff; border: 1px solid #d5dbe5; border-radius: 6px; overflow: auto; height: calc(100vh - 130px); position: relative; }
-#graph svg { width: 100%; height: auto; }
-#graph g.node { cursor: pointer; }
-#graph g.node.current polygon, #graph g.node.current path { fill: #ffd24d !important; stroke: #b3141b; stroke-width: 3; }
-#graph g.node.picked polygon { stroke: #2156c9; stroke-width: 3; }
-#graph g.node.failed polygon { fill: #f7c1c1 !important; }
-#tape-list li { cursor: pointer; } #tape-list li.current { background: #ffd24d; }
-#node, #step { background: #fff; border: 1px solid #d5dbe5; border-radius: 6px; padding: 8px 12px; }
-#node { margin-top: 10px; }
-h2 { font-size: 15px; margin: 2px 0 6px; } h3 { font-size: 13px; margin: 10px 0 4px; color: #44506a; }
-.formula { font: 20px/1.4 "DejaVu Serif", Georgia, serif; background: #f3f0e6; padding: 6px 10px; border-radius: 4px; margin: 4px 0 8px; }
-.site { color: #5d6880; font-size: 12px; }
-.row { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
-.grad, .tensor { display: inline-block; vertical-align: top; }
-.name { font: 15px "DejaVu Serif", Georgia, serif; } .shape { color: #5d6880; font-size: 12px; }
-table.m { border-collapse: collapse; font: 13px "DejaVu Sans Mono", monospace; margin: 2px 0;
-  border-left: 2px solid #44506a; border-right: 2px solid #44506a; }
-table.m td { padding: 1px 6px; text-align: right; }
-td.nz { background: #e3f0ff; font-weight: 600; }
-td.off { background: #f7c1c1; }
-td.text-ok { color: #17703a; } td.text-off { color: #b3141b; font-weight: 600; }
-.check { font-size: 12px; margin-top: 2px; }
-.fd { border-left: 3px solid #17703a; padding-left: 8px; } .fd.failed { border-left-color: #b3141b; }
-.heat { display: inline-grid; gap: 0; border: 1px solid #44506a; margin: 2px 0; }
-.heat div { width: 100%; aspect-ratio: 1; }
-.note { color: #5d6880; font-size: 12px; max-width: 60em; }
-)CSS";
-}
-
-const char* html_page_body() {
-  return R"HTML(<header>
-  <h1 id="title"></h1>
-  <span id="variants"></span>
-  <button id="first" title="first step (Home)">« first</button>
-  <button id="prev" title="previous step (←)">← back</button>
-  <span id="where"></span>
-  <button id="next" title="next step (→)">next →</button>
-  <button id="last" title="last step (End)">last »</button>
-</header>
-<div id="bar"><span id="summary"></span> <span class="note" id="intro"></span></div>
-<main>
-  <div id="graph"></div>
-  <div>
-    <div id="step"></div>
-    <div id="node"></div>
-  </div>
-</main>)HTML";
-}
-
-const char* html_page_script() {
-  return R"JS(
 "use strict";
-const data = JSON.parse(document.getElementById("hg-data").textContent);
+let data = JSON.parse(document.getElementById("hg-data").textContent);
 const state = { variant: 0, step: 0, picked: null };
 window.hgState = state;
 const $ = (id) => document.getElementById(id);
@@ -157,6 +83,11 @@ function drawStep() {
   $("next").disabled = $("last").disabled = state.step === v.steps.length - 1;
   let h = `<h2>step ${state.step + 1}: #${s.entry} ${esc(s.op)} <span class="site">recorded at ${esc(s.site)}</span></h2>`;
   h += `<div class="formula">${esc(s.rule || s.op + "'s backward")}</div>`;
+  if (node.outputs.some((t) => t.values)) {
+    h += `<h3>forward: what this op computed</h3><div class="row forward">`;
+    for (const t of node.outputs) h += tensorBox(t.label + " =", t);
+    h += `</div>`;
+  }
   h += `<h3>in: the gradient arriving from above</h3><div class="row">`;
   for (const g of s.gout) h += `<div class="grad" data-label="${esc(g.label)}" data-role="in">${tensorBox(dL(g.label), g)}</div>`;
   h += `</div>`;
@@ -191,6 +122,54 @@ function pickNode(i) {
   $("node").innerHTML = h;
 }
 
+// The graph laid out here when Graphviz did not draw it (the live page; a page written without
+// dot on PATH): leaves and constants on the top row, each tape entry one row below the deepest of
+// its inputs, an arrow per input. Entries are <g class="node" data-entry=i>, as in dot's drawing.
+function layout(v) {
+  const W = 150, H = 40, GX = 18, GY = 34, rows = [[]], at = new Map(), depth = [];
+  const leafKey = (t) => t.kind + ":" + t.label;
+  v.nodes.forEach((n, i) => {
+    let d = 1;
+    for (const t of n.inputs) {
+      if (t.from !== null && t.from !== undefined) d = Math.max(d, depth[t.from] + 1);
+      else if (!at.has(leafKey(t))) { at.set(leafKey(t), { row: 0, col: rows[0].length, t }); rows[0].push(leafKey(t)); }
+    }
+    depth[i] = d;
+    while (rows.length <= d) rows.push([]);
+    at.set(i, { row: d, col: rows[d].length, n });
+    rows[d].push(i);
+  });
+  const widest = Math.max(...rows.map((r) => r.length));
+  const pos = (k) => {
+    const p = at.get(k), off = (widest - rows[p.row].length) * (W + GX) / 2;
+    return { x: GX + off + p.col * (W + GX), y: GY / 2 + p.row * (H + GY) };
+  };
+  let edges = "", boxes = "";
+  for (const [k, p] of at) {
+    const { x, y } = pos(k);
+    if (p.t) {
+      const dashed = p.t.kind === "constant";
+      boxes += `<g class="leaf${dashed ? " constant" : ""}"><rect x="${x}" y="${y}" width="${W}" height="${H}" rx="12"/>` +
+        `<text x="${x + W / 2}" y="${y + 17}">${esc(p.t.label)}</text><text class="sub" x="${x + W / 2}" y="${y + 32}">${esc(dashed ? "constant " : "leaf ")}${shapeStr(p.t.shape)}</text></g>`;
+      continue;
+    }
+    const out = p.n.outputs.map((o) => o.label).join(", "), sh = p.n.outputs.map((o) => shapeStr(o.shape)).join(" ");
+    boxes += `<g class="node" data-entry="${k}"><title>#${k} ${esc(p.n.op)}</title><rect x="${x}" y="${y}" width="${W}" height="${H}" rx="3"/>` +
+      `<text x="${x + W / 2}" y="${y + 17}">#${k} ${esc(p.n.op.length > 18 ? p.n.op.slice(0, 17) + "…" : p.n.op)}</text>` +
+      `<text class="sub" x="${x + W / 2}" y="${y + 32}">→ ${esc(out)} ${sh}</text></g>`;
+    for (const t of p.n.inputs) {
+      const from = t.from !== null && t.from !== undefined ? t.from : leafKey(t);
+      if (!at.has(from)) continue;
+      const a = pos(from);
+      edges += `<line x1="${a.x + W / 2}" y1="${a.y + H}" x2="${x + W / 2}" y2="${y - 2}" marker-end="url(#hg-arrow)"/>`;
+    }
+  }
+  const width = GX + widest * (W + GX), height = GY + rows.length * (H + GY);
+  return `<svg class="laid" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">` +
+    `<defs><marker id="hg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>` +
+    `<g class="edges">${edges}</g>${boxes}</svg>`;
+}
+
 function drawVariant() {
   const v = V();
   document.title = v.title;
@@ -207,9 +186,8 @@ function drawVariant() {
       }
     });
   } else {
-    $("graph").innerHTML = `<p class="note">The graph is not drawn (Graphviz's dot was not on PATH when the page was written); its tape:</p><ol id="tape-list" start="0">` +
-      v.nodes.map((n) => `<li data-entry="${n.index}">${esc(n.op)} → ${n.outputs.map((o) => esc(o.label)).join(", ")}</li>`).join("") + "</ol>";
-    document.querySelectorAll("#tape-list li").forEach((li) => li.addEventListener("click", () => pickNode(Number(li.dataset.entry))));
+    $("graph").innerHTML = layout(v);
+    document.querySelectorAll("#graph g.node").forEach((g) => g.addEventListener("click", () => pickNode(Number(g.dataset.entry))));
   }
   const bad = firstFailure(v);
   for (const [k, s] of v.steps.entries())
@@ -239,14 +217,21 @@ $("prev").addEventListener("click", () => go(state.step - 1));
 $("next").addEventListener("click", () => go(state.step + 1));
 $("last").addEventListener("click", () => go(V().steps.length - 1));
 document.addEventListener("keydown", (e) => {
+  if (e.target.closest && e.target.closest("input, select, textarea")) return;  // keys typed into a field stay there
   if (e.key === "ArrowRight") go(state.step + 1);
   else if (e.key === "ArrowLeft") go(state.step - 1);
   else if (e.key === "Home") go(0);
   else if (e.key === "End") go(V().steps.length - 1);
 });
-window.hgPage = { data, state, go, pickNode, selectVariant: (i) => { state.variant = i; state.step = 0; drawVariant(); } };
-drawVariant();
-)JS";
+// New data for the same page (the live page, after each edit): the step and the picked node stay
+// where the reader left them when they still exist.
+function setData(d) {
+  data = d;
+  window.hgPage.data = d;
+  state.variant = Math.min(state.variant, d.length - 1);
+  const picked = state.picked;
+  drawVariant();
+  if (picked !== null && picked < V().nodes.length) pickNode(picked);
 }
-
-}  // namespace hg
+window.hgPage = { data, state, go, pickNode, setData, selectVariant: (i) => { state.variant = i; state.step = 0; drawVariant(); } };
+if (data.length) drawVariant();

@@ -1,4 +1,4 @@
-// engine/graphviz.h — the graph drawn: what a result reaches, in Graphviz's DOT language.
+// viz/graphviz.h — the graph drawn: what a result reaches, in Graphviz's DOT language.
 #pragma once
 #include <string>
 

@@ -1,7 +1,8 @@
-// engine/html.cpp — to_html: walks a root's backward with an observer, keeps every step's
-// gradients, checks each against central differences, and writes it all into one page with its
-// graph (engine/html_page.cpp holds the page's CSS and JavaScript).
-#include "engine/html.h"
+// viz/html.cpp — to_html: walks a root's backward with an observer, keeps every step's gradients,
+// checks each against central differences (gradcheck's, ops/gradcheck.h), and writes it all into
+// one page with its graph (the page's CSS, body and JavaScript are viz/page.css, page_body.html
+// and page.js, embedded by viz/page_assets.h).
+#include "viz/html.h"
 
 #include <fmt/format.h>
 
@@ -16,10 +17,11 @@
 
 #include <unistd.h>
 
-#include "engine/graphviz.h"
 #include "engine/error.h"
-#include "engine/html_page.h"
 #include "engine/tape.h"
+#include "ops/gradcheck.h"
+#include "viz/graphviz.h"
+#include "viz/page_assets.h"
 
 namespace hg {
 
@@ -115,28 +117,17 @@ Tensor alive(const std::weak_ptr<TensorImpl>& ref) { return Tensor(ref.lock()); 
 
 // ---------------------------------------------------------------- finite differences
 
-// dL/dx by central differences, x being the tensor named `name` with the values `at`, through
-// the caller's recompute. Undefined when recompute does not know the name.
+// dL/dx by gradcheck's central differences, x being the tensor named `name` with the values `at`,
+// through the caller's recompute. Undefined when recompute does not know the name.
 Tensor central_difference(const HtmlOptions& o, const std::string& name, const std::vector<double>& at,
                           const Shape& shape) {
-  auto L = [&](const std::vector<double>& x) {
-    Tensor out = o.recompute(name, tensor(x, shape, DType::f64));
-    if (!out.defined()) return std::nan("");
-    if (out.numel() != 1)
-      fail("to_html", "recompute('{}') returned shape {}; it must return the scalar root", name, shape_str(out.shape()));
-    return out.to(Device::cpu).to(DType::f64).item();
-  };
-  if (!o.recompute(name, tensor(at, shape, DType::f64)).defined()) return Tensor();
-  std::vector<double> x = at, g(at.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i];
-    x[i] = keep + o.eps;
-    const double up = L(x);
-    x[i] = keep - o.eps;
-    g[i] = (up - L(x)) / (2 * o.eps);
-    x[i] = keep;
-  }
-  return tensor(g, shape, DType::f64);
+  const Tensor x = tensor(at, shape, DType::f64);
+  const Tensor probe = o.recompute(name, x);
+  if (!probe.defined()) return Tensor();
+  if (probe.numel() != 1)
+    fail("to_html", "recompute('{}') returned shape {}; it must return the scalar root", name, shape_str(probe.shape()));
+  const TensorFn L = [&](const std::vector<Tensor>& xs) { return o.recompute(name, xs[0]).to(Device::cpu).to(DType::f64); };
+  return numeric_gradient(L, {x}, 0, o.eps);
 }
 
 // The check of one finished gradient against its central difference: the fields the page reads.
@@ -265,6 +256,8 @@ std::string variant_json(const HtmlVariant& var) {
   bo.observer = &obs;
   backward(root, Tensor(), bo);
 
+  std::unordered_map<const Node*, size_t> index_of;  // which tape entry made an input: the graph's edges
+  for (size_t i = 0; i < tape.size(); ++i) index_of[tape[i].get()] = i;
   std::vector<std::string> nodes;
   for (size_t i = 0; i < tape.size(); ++i) {
     const Node& n = *tape[i];
@@ -272,7 +265,9 @@ std::string variant_json(const HtmlVariant& var) {
     for (const InputSlot& in : n.inputs) {
       if (in.id == 0) continue;
       std::string t = tensor_json(in.current_label(), in.shape, in.leaf ? Tensor(in.leaf) : alive(in.ref));
-      t.insert(t.size() - 1, fmt::format(",\"kind\":\"{}\"", in.node ? "result" : in.leaf ? "leaf" : "constant"));
+      auto from = in.node ? index_of.find(in.node.get()) : index_of.end();
+      t.insert(t.size() - 1, fmt::format(",\"kind\":\"{}\",\"from\":{}", in.node ? "result" : in.leaf ? "leaf" : "constant",
+                                         from == index_of.end() ? "null" : std::to_string(from->second)));
       ins.push_back(t);
     }
     for (const OutputSlot& out : n.outputs) outs.push_back(tensor_json(out.current_label(), out.shape, alive(out.ref)));
@@ -287,7 +282,7 @@ std::string variant_json(const HtmlVariant& var) {
                         .raw("saved", json_array(saved))
                         .done());
   }
-  const std::string svg = render_svg(to_dot(root));
+  const std::string svg = opt.draw_graph ? render_svg(to_dot(root)) : "";
   return Object()
       .str("name", var.name)
       .str("title", opt.title)
@@ -313,17 +308,22 @@ std::string escape_html(const std::string& s) {
 
 }  // namespace
 
-std::string to_html(const std::vector<HtmlVariant>& variants, const std::string& title) {
+std::string page_data(const std::vector<HtmlVariant>& variants) {
   if (variants.empty()) fail("to_html", "no variants given; pass at least one scalar root");
   std::vector<std::string> vs;
   for (const HtmlVariant& v : variants) vs.push_back(variant_json(v));
+  return json_array(vs);
+}
+
+std::string to_html(const std::vector<HtmlVariant>& variants, const std::string& title) {
+  const std::string data = page_data(variants);
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
       "script-src 'unsafe-inline'; img-src data:\">\n"
       "<title>{}</title>\n<style>{}</style></head>\n<body>\n{}\n"
       "<script id=\"hg-data\" type=\"application/json\">{}</script>\n<script>{}</script>\n</body></html>\n",
-      escape_html(title), html_page_style(), html_page_body(), json_array(vs), html_page_script());
+      escape_html(title), html_page_style(), html_page_body(), data, html_page_script());
 }
 
 std::string to_html(const Tensor& root, const HtmlOptions& options) {

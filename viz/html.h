@@ -1,4 +1,4 @@
-// engine/html.h — a backward pass as one self-contained HTML page, to step through in a browser.
+// viz/html.h — a backward pass as one self-contained HTML page, to step through in a browser.
 #pragma once
 #include <functional>
 #include <map>
@@ -20,6 +20,9 @@ struct HtmlOptions {
   int64_t check_limit = 64;  // tensors with more elements say "not checked (N elements)"
   int64_t table_limit = 48;  // matrices with more elements are drawn as heatmaps (values on hover)
   double eps = 1e-6, atol = 1e-5, rtol = 1e-3;  // central differences and their tolerance
+  // Whether to draw the graph with Graphviz's dot (when it is on PATH); without, the page lays
+  // the tape out itself. The live page, in a browser, has no dot to run.
+  bool draw_graph = true;
   // The formula of a step, in the text's notation, keyed by the name of the step's first output
   // ("P" -> "dS = P ∘ (dP − ḡ)"). A step without one shows its op's name only.
   std::map<std::string, std::string> rules;
@@ -49,6 +52,20 @@ struct HtmlVariant {
 // has no graph.
 std::string to_html(const std::vector<HtmlVariant>& variants, const std::string& title);
 std::string to_html(const Tensor& root, const HtmlOptions& options = {});
+
+// The JSON the page's script reads: one object per variant ({name, title, intro, root, svg,
+// nodes[], steps[]}, as viz/page_assets.h describes). The live page asks the WebAssembly build for
+// it on every edit. Runs each root's backward as to_html does.
+std::string page_data(const std::vector<HtmlVariant>& variants);
+
+// The live page of the three-token example: the step-through page with an editor of its inputs
+// above it (viz/live.js), and `module_js` — the library built as WebAssembly with the lab's one call
+// (labs/three_token_live.h) — inlined, so the page recomputes every number itself on each edit.
+// One file; no network request.
+std::string live_page_html(const std::string& module_js);
+// The module's script from `path` (the full build writes it to build/wasm/three_token_live.js when
+// Emscripten is installed); throws hg::Error saying how to build it when it is not there.
+std::string read_live_module(const std::string& path);
 
 // Writes `html` to `path`; throws hg::Error naming the path and the reason when it cannot.
 void write_html(const std::string& path, const std::string& html);
