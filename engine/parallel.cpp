@@ -41,8 +41,8 @@ constexpr bool kThreadsAvailable = true;
 #endif
 
 int threads_from_environment() {
-  for (const char* var : {"HANDGRAD_NUM_THREADS", "OMP_NUM_THREADS"}) {
-    const char* v = std::getenv(var);
+  for (const char* name : {"HANDGRAD_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* v = std::getenv(name);
     if (v && *v) {
       const int n = std::atoi(v);
       if (n >= 1) return std::min(n, 256);

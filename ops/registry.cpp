@@ -10,7 +10,7 @@ const std::vector<const OpDef*>& op_registry() {
   static const std::vector<const OpDef*> ops = [] {
     std::vector<const OpDef*> all;
     for (std::span<const OpDef* const> file :
-         {view_defs(), elementwise_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), matmul_ops(), softmax_ops(), attention_ops(),
+         {view_defs(), elementwise_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), matmul_ops(), softmax_ops(), attention_ops(),
           indexing_ops(), loss_ops(), positional_ops(), attention_qkv_ops(), gradient_defs(), forward_defs()})
       all.insert(all.end(), file.begin(), file.end());
     return all;
@@ -46,7 +46,28 @@ std::string registry_markdown() {
                       op->fused.empty() ? "—" : op->fused, op->cuda ? "cpu, cuda" : "cpu", op->second_order ? "yes" : "no",
                       op->tangent.empty() ? "— (fails by name)" : op->tangent);
   }
+  md += "\nComposed of the ops above (each records those ops, so it has their backward, tangent, second order "
+        "and devices):\n\n| op | made of | where |\n|---|---|---|\n";
+  for (const ComposedOp& c : composed_ops()) md += fmt::format("| `{}` | {} | `{}` |\n", c.name, c.made_of, c.file);
   return md;
+}
+
+std::span<const ComposedOp> composed_ops() {
+  static const ComposedOp ops[] = {
+      {"std", "var, sqrt", "ops/statistics.cpp"},
+      {"index_select", "permute, reshape, embedding (its backward adds each row back where it came from)", "ops/rearrange.cpp"},
+      {"flip", "index_select with the reversed order", "ops/rearrange.cpp"},
+      {"roll", "index_select with the rotated order (reshape when flattened)", "ops/rearrange.cpp"},
+      {"diagonal", "permute, reshape, index_select of the diagonal's entries", "ops/rearrange.cpp"},
+      {"diag", "diagonal (2-d); concat with a zero, index_select, reshape (1-d)", "ops/rearrange.cpp"},
+      {"tril", "where with a fixed lower-triangle mask", "ops/rearrange.cpp"},
+      {"triu", "where with a fixed upper-triangle mask", "ops/rearrange.cpp"},
+      {"flatten", "reshape", "ops/rearrange.cpp"},
+      {"unflatten", "reshape", "ops/rearrange.cpp"},
+      {"movedim", "permute", "ops/rearrange.cpp"},
+      {"narrow", "slice", "ops/rearrange.cpp"},
+  };
+  return ops;
 }
 
 }  // namespace hg

@@ -26,6 +26,7 @@ std::span<const OpDef* const> elementwise_ops();  // ops/elementwise.cpp
 std::span<const OpDef* const> elementwise_math_ops();  // ops/elementwise_math.cpp
 std::span<const OpDef* const> broadcast_ops();    // ops/broadcast.cpp
 std::span<const OpDef* const> reduce_ops();       // ops/reduce.cpp
+std::span<const OpDef* const> statistics_ops();   // ops/statistics.cpp
 std::span<const OpDef* const> matmul_ops();       // ops/matmul.cpp
 std::span<const OpDef* const> softmax_ops();      // ops/softmax.cpp
 std::span<const OpDef* const> attention_ops();    // ops/attention.cpp
@@ -40,7 +41,14 @@ const OpDef* find_op(std::string_view name);
 // What an op's backward saves, in Markdown: "`label`: why (when)", joined; or "nothing: why".
 std::string saves_text(const OpDef& op);
 
-// docs/ops.md, the table of ops (Markdown), one row per op.
+// An op with no definition of its own: a composition of recorded ops (ops/rearrange.h's
+// gathers, std = √var), listed so the op table names it and the tests hold it to a gradcheck case.
+struct ComposedOp {
+  std::string_view name, made_of, file;
+};
+std::span<const ComposedOp> composed_ops();
+
+// docs/ops.md, the table of ops (Markdown), one row per op, then the composed ops.
 std::string registry_markdown();
 
 }  // namespace hg

@@ -52,6 +52,11 @@ from . import autograd  # noqa: E402  (needs the names above)
 from . import nn  # noqa: E402
 from .graph import draw, to_dot  # noqa: E402
 from .page import live_page, live_page_available, to_html  # noqa: E402
+from . import _rearrange  # noqa: E402
+from ._rearrange import (diag, diagonal, flatten, flip, index_select, movedim, moveaxis, narrow, roll, std,  # noqa: E402
+                         tril, triu, unflatten, var)
+
+_rearrange.attach()
 from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 
@@ -321,5 +326,7 @@ __all__ = [
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp2", "expm1", "floor",
     "log1p", "log2", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "silu", "sin", "sinh", "square", "tan",
     "trunc",
+    "var", "std", "index_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
+    "movedim", "moveaxis", "narrow",
     "cuda_is_available", "__version__",
 ]

@@ -16,4 +16,5 @@ NB_MODULE(_C, m) {
   hgpy::bind_interop(m);
   hgpy::bind_nn(m);
   hgpy::bind_page(m);
+  hgpy::bind_rearrange(m);
 }

@@ -23,6 +23,7 @@ std::vector<GradcheckCase> all_cases(uint64_t seed) {
   add_view_cases(out, gen);
   add_elementwise_cases(out, gen);
   add_reduce_cases(out, gen);
+  add_rearrange_cases(out, gen);
   add_matmul_cases(out, gen);
   add_softmax_cases(out, gen);
   add_attention_cases(out, gen);

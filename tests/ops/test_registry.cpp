@@ -99,6 +99,16 @@ TEST_CASE("registry: every op the gradcheck cases record has a row, and every ro
   }
 }
 
+TEST_CASE("registry: every composed op has a gradcheck case and no definition of its own") {
+  std::set<std::string> cased;
+  for (const auto& c : cases::all_cases()) cased.insert(c.op);
+  for (const ComposedOp& c : composed_ops()) {
+    CAPTURE(c.name);
+    CHECK(cased.count(std::string(c.name)) == 1);
+    CHECK(find_op(c.name) == nullptr);
+  }
+}
+
 TEST_CASE("registry: names are unique and every definition says why it saves what it saves, and where it is derived") {
   std::set<std::string_view> names;
   for (const OpDef* op : op_registry()) {

@@ -1,0 +1,34 @@
+// ops/rearrange.h — ops that move entries without changing them, PyTorch's names and arguments:
+// gathers along a dimension (index_select, flip, roll, diagonal, diag) and triangles (tril, triu),
+// and the reshapes and permutations a learner reaches for (flatten, unflatten, movedim, narrow).
+// Each is a composition of recorded ops (ops/rearrange.cpp says which), so each has their
+// backward, tangent and second order, on every device they run on.
+#pragma once
+#include "engine/tensor.h"
+
+namespace hg {
+
+// x's entries at `index` (int64, 1-d, each in [0, x.size(dim))) along dim.
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index, Site where = Site::current());
+// x with the order of each dim in `dims` reversed.
+Tensor flip(const Tensor& x, const Shape& dims, Site where = Site::current());
+// x's entries moved `shifts[k]` places along dims[k], wrapping round; with no dims, along x
+// flattened (one shift), then shaped back.
+Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims = {}, Site where = Site::current());
+// The diagonal x[..., i, i + offset] of the (dim1, dim2) planes, as the last dim.
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, Site where = Site::current());
+// 1-d x: the square matrix with x on diagonal `offset`, zeros elsewhere; 2-d x: its diagonal.
+Tensor diag(const Tensor& x, int64_t offset = 0, Site where = Site::current());
+// The lower (tril) or upper (triu) triangle of the last two dims, on and below (above) diagonal
+// `offset`; the rest zero (an infinity or NaN there too, as PyTorch).
+Tensor tril(const Tensor& x, int64_t offset = 0, Site where = Site::current());
+Tensor triu(const Tensor& x, int64_t offset = 0, Site where = Site::current());
+// Dims start..end (inclusive) merged into one; its inverse splits dim into `sizes` (one may be −1).
+Tensor flatten(const Tensor& x, int64_t start = 0, int64_t end = -1, Site where = Site::current());
+Tensor unflatten(const Tensor& x, int64_t dim, const Shape& sizes, Site where = Site::current());
+// Dims `source` moved to the places `destination`, the others keeping their order.
+Tensor movedim(const Tensor& x, const Shape& source, const Shape& destination, Site where = Site::current());
+// length entries of dim from start (a negative start counts from the end).
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length, Site where = Site::current());
+
+}  // namespace hg

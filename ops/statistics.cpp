@@ -1,0 +1,73 @@
+// ops/statistics.cpp — var, and std = √var (ops/statistics.h).
+//
+// With μ = mean_j x_j over the N reduced entries and c the correction,
+//   forward   var = Σ_j (x_j − μ)² / (N − c)
+//   backward  ∂var/∂x_i = [2 (x_i − μ) − (2/N) Σ_j (x_j − μ)] / (N − c) = 2 (x_i − μ) / (N − c):
+//             μ depends on every x_i, but its term carries Σ_j (x_j − μ) = 0. So
+//             dx = g · 2 (x − μ) / (N − c), g broadcast back over the reduced dims.
+//   tangent   vaṙ = 2 Σ_j (x_j − μ) ẋ_j / (N − c)   (μ̇'s term vanishes for the same reason)
+// The backward saves x and recomputes x − μ from it with recorded ops, so the gradient can be
+// differentiated again. std = √var is the chain rule through sqrt: dx = g / (2 std) · dvar/dx.
+// Where N − c ≤ 0 the scale 1/(N − c) is inf, as PyTorch's: the variance is inf or NaN (0 · inf),
+// and so is its gradient.
+#include "ops/statistics.h"
+
+#include <limits>
+
+#include "engine/dims.h"
+#include "engine/error.h"
+#include "engine/tape.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+#include "ops/registry.h"
+
+namespace hg {
+
+constexpr OpDef kVar{.name = "var", .saves = {{"var input x", "x − μ, recomputed from x"}},
+                     .derivation = "ops/statistics.cpp", .tangent = "vaṙ = 2 Σ (x − μ) ẋ / (N − c)"};
+
+Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim, Site where) {
+  if (!x.defined()) fail("var", "the input is undefined");
+  if (x.dtype() != DType::f32 && x.dtype() != DType::f64)
+    fail("var", "{} is not floating point; the variance is of float32 or float64", x.describe());
+  Shape ds = wrap_dims("var", dims, x.shape());
+  if (dims.empty())
+    for (int64_t d = 0; d < x.dim(); ++d) ds.push_back(d);
+  int64_t n = 1;
+  for (int64_t d : ds) n *= x.dim() == 0 ? 1 : x.size(d);
+  if (n == 0) fail("var", "the variance over an empty dimension of {} is undefined", x.describe());
+  const double denom = static_cast<double>(n) - correction;
+  const double scale = denom > 0 ? 1.0 / denom : std::numeric_limits<double>::infinity();
+  Shape keep = x.shape();  // the output's shape with keepdim, for broadcasting g back
+  for (int64_t d : ds)
+    if (x.dim() > 0) keep[d] = 1;
+  auto deviation = [ds](const Tensor& v) { return sub(v, mean(v, ds, true)); };
+  Tensor out;
+  {
+    NoGradGuard ng;
+    const Tensor dev = deviation(x.detach());
+    out = mul(sum(mul(dev, dev), ds, keepdim), scale);
+  }
+  if (should_record({x})) {
+    record(kVar, {x}, {out}, {save(x, "var input x")},
+           [deviation, keep, scale](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{mul(mul(deviation(s[0]), g[0].reshape(keep)), 2.0 * scale)};
+           },
+           [&](const std::vector<Tensor>& d) {
+             return std::vector<Tensor>{mul(sum(mul(deviation(x.detach()), d[0]), ds, keepdim), 2.0 * scale)};
+           },
+           where);
+  }
+  return out;
+}
+
+Tensor std(const Tensor& x, const Shape& dims, double correction, bool keepdim, Site where) {
+  return sqrt(var(x, dims, correction, keepdim, where), where);
+}
+
+std::span<const OpDef* const> statistics_ops() {
+  static const OpDef* const defs[] = {&kVar};
+  return defs;
+}
+
+}  // namespace hg

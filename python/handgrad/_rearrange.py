@@ -1,0 +1,152 @@
+"""var, std and the rearranging ops with PyTorch's argument forms, as functions and Tensor methods.
+
+The library does the work (ops/statistics.h, ops/rearrange.h); this file only reads the forms
+PyTorch accepts — a dim or a tuple of dims, ``unbiased`` or ``correction``, ``x.flip(0, 1)`` or
+``x.flip((0, 1))`` — and refuses anything else with a TypeError naming the op.
+"""
+import operator
+
+from . import _C
+from ._C import Tensor
+
+
+def _int(op, name, v):
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{op}(): {name} must be an int, not {type(v).__name__}")
+    return operator.index(v)
+
+
+def _ints(op, name, v):
+    """An int or a sequence of ints, as a list."""
+    if isinstance(v, (list, tuple)):
+        return [_int(op, name, d) for d in v]
+    return [_int(op, name, v)]
+
+
+def _tensor(op, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): input must be a handgrad Tensor, not {type(x).__name__}")
+    return x
+
+
+def _spread(op, fn):
+    def spread(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        _tensor(op, input)
+        if isinstance(dim, bool):  # x.var(False): PyTorch's overload whose first argument is unbiased
+            if unbiased is not None:
+                raise TypeError(f"{op}(): unbiased given twice")
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise TypeError(f"{op}(): give unbiased or correction, not both")
+        if unbiased is not None:
+            if not isinstance(unbiased, bool):
+                raise TypeError(f"{op}(): unbiased must be a bool, not {type(unbiased).__name__}")
+            c = 1.0 if unbiased else 0.0
+        elif correction is None:
+            c = 1.0
+        else:
+            if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+                raise TypeError(f"{op}(): correction must be a number, not {type(correction).__name__}")
+            c = float(correction)
+        if not isinstance(keepdim, bool):
+            raise TypeError(f"{op}(): keepdim must be a bool, not {type(keepdim).__name__}")
+        dims = [] if dim is None else _ints(op, "dim", dim)
+        return fn(input, dims, c, keepdim)
+    spread.__name__ = op
+    spread.__doc__ = (f"{op}(input, dim=None, unbiased=True, keepdim=False, *, correction=1): "
+                      f"{'the variance' if op == 'var' else 'the standard deviation'} over dim (every dim when None); "
+                      "correction 1 (unbiased) divides by N − 1, 0 by N.")
+    return spread
+
+
+var = _spread("var", _C._var)
+std = _spread("std", _C._std)
+
+
+def index_select(input, dim, index):
+    """input's entries at index (a 1-d int64 tensor) along dim."""
+    _tensor("index_select", input)
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_select(): index must be a handgrad int64 Tensor, not {type(index).__name__}")
+    return _C._index_select(input, _int("index_select", "dim", dim), index)
+
+
+def flip(input, *dims):
+    """input with the order of each dim in dims reversed: flip(x, (0, 1)), x.flip(0, 1)."""
+    _tensor("flip", input)
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    return _C._flip(input, [_int("flip", "dims", d) for d in dims])
+
+
+def roll(input, shifts, dims=None):
+    """input's entries moved shifts places along dims, wrapping round (flattened when dims is None)."""
+    _tensor("roll", input)
+    shifts = _ints("roll", "shifts", shifts)
+    return _C._roll(input, shifts, [] if dims is None else _ints("roll", "dims", dims))
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal of the (dim1, dim2) planes, as the last dim."""
+    _tensor("diagonal", input)
+    return _C._diagonal(input, _int("diagonal", "offset", offset), _int("diagonal", "dim1", dim1),
+                        _int("diagonal", "dim2", dim2))
+
+
+def diag(input, diagonal=0):
+    """1-d: the square matrix with input on that diagonal; 2-d: that diagonal."""
+    _tensor("diag", input)
+    return _C._diag(input, _int("diag", "diagonal", diagonal))
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims (on and below that diagonal); zeros above."""
+    _tensor("tril", input)
+    return _C._tril(input, _int("tril", "diagonal", diagonal))
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims (on and above that diagonal); zeros below."""
+    _tensor("triu", input)
+    return _C._triu(input, _int("triu", "diagonal", diagonal))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Dims start_dim..end_dim merged into one."""
+    _tensor("flatten", input)
+    return _C._flatten(input, _int("flatten", "start_dim", start_dim), _int("flatten", "end_dim", end_dim))
+
+
+def unflatten(input, dim, sizes):
+    """dim split into sizes (one of them may be -1)."""
+    _tensor("unflatten", input)
+    if not isinstance(sizes, (list, tuple)):
+        raise TypeError(f"unflatten(): sizes must be a tuple or list of ints, not {type(sizes).__name__}")
+    return _C._unflatten(input, _int("unflatten", "dim", dim), [_int("unflatten", "sizes", s) for s in sizes])
+
+
+def movedim(input, source, destination):
+    """Dims source moved to the places destination (an int or a tuple each)."""
+    _tensor("movedim", input)
+    return _C._movedim(input, _ints("movedim", "source", source), _ints("movedim", "destination", destination))
+
+
+moveaxis = movedim
+
+
+def narrow(input, dim, start, length):
+    """length entries of dim from start."""
+    _tensor("narrow", input)
+    if isinstance(start, Tensor):
+        start = start.item()
+    return _C._narrow(input, _int("narrow", "dim", dim), _int("narrow", "start", start), _int("narrow", "length", length))
+
+
+FUNCTIONS = ["var", "std", "index_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
+             "movedim", "moveaxis", "narrow"]
+
+
+def attach():
+    """The same calls as Tensor methods (x.var(1), x.flip(0), ...)."""
+    for name in FUNCTIONS:
+        setattr(Tensor, name, globals()[name])

@@ -1,0 +1,26 @@
+// python/src/rearrange.cpp — the spread (var, std) and the rearranging ops (ops/statistics.h,
+// ops/rearrange.h) as plain calls; python/handgrad/_rearrange.py reads PyTorch's argument forms
+// (a dim or a tuple of dims, `unbiased` or `correction`, varargs) and calls these.
+#include "bind.h"
+
+namespace hgpy {
+
+void bind_rearrange(nb::module_& m) {
+  using hg::Shape;
+  using hg::Tensor;
+  m.def("_var", [](const Tensor& x, const Shape& dims, double c, bool keepdim) { return hg::var(x, dims, c, keepdim); });
+  m.def("_std", [](const Tensor& x, const Shape& dims, double c, bool keepdim) { return hg::std(x, dims, c, keepdim); });
+  m.def("_index_select", [](const Tensor& x, int64_t dim, const Tensor& index) { return hg::index_select(x, dim, index); });
+  m.def("_flip", [](const Tensor& x, const Shape& dims) { return hg::flip(x, dims); });
+  m.def("_roll", [](const Tensor& x, const Shape& shifts, const Shape& dims) { return hg::roll(x, shifts, dims); });
+  m.def("_diagonal", [](const Tensor& x, int64_t offset, int64_t d1, int64_t d2) { return hg::diagonal(x, offset, d1, d2); });
+  m.def("_diag", [](const Tensor& x, int64_t offset) { return hg::diag(x, offset); });
+  m.def("_tril", [](const Tensor& x, int64_t offset) { return hg::tril(x, offset); });
+  m.def("_triu", [](const Tensor& x, int64_t offset) { return hg::triu(x, offset); });
+  m.def("_flatten", [](const Tensor& x, int64_t s, int64_t e) { return hg::flatten(x, s, e); });
+  m.def("_unflatten", [](const Tensor& x, int64_t dim, const Shape& sizes) { return hg::unflatten(x, dim, sizes); });
+  m.def("_movedim", [](const Tensor& x, const Shape& src, const Shape& dst) { return hg::movedim(x, src, dst); });
+  m.def("_narrow", [](const Tensor& x, int64_t dim, int64_t start, int64_t length) { return hg::narrow(x, dim, start, length); });
+}
+
+}  // namespace hgpy

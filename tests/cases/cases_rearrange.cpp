@@ -1,0 +1,31 @@
+// Gradcheck cases for ops/statistics.h (var, std) and ops/rearrange.h (gathers, triangles, reshapes).
+#include "cases/gradcheck_cases.h"
+
+namespace hg::cases {
+
+void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
+  using V = std::vector<Tensor>;
+  const auto i64 = [](std::vector<double> v) { return tensor(v, {static_cast<int64_t>(v.size())}, DType::i64); };
+  out.push_back({"var", "all, unbiased", [](const V& x) { return var(x[0]); }, {leaf({3, 4}, gen)}});
+  out.push_back({"var", "dim 1, correction 0, keepdim", [](const V& x) { return var(x[0], {1}, 0.0, true); }, {leaf({2, 5, 3}, gen)}});
+  out.push_back({"var", "dims {0, 2}", [](const V& x) { return var(x[0], {0, -1}); }, {leaf({2, 3, 4}, gen)}});
+  out.push_back({"std", "dim 0", [](const V& x) { return std(x[0], {0}); }, {leaf({4, 3}, gen)}});
+  out.push_back({"std", "all, correction 0, keepdim", [](const V& x) { return std(x[0], {}, 0.0, true); }, {leaf({2, 3}, gen)}});
+  out.push_back({"index_select", "dim 1, repeated index", [i64](const V& x) { return index_select(x[0], 1, i64({2, 0, 2, 1})); },
+                 {leaf({2, 3, 2}, gen)}});
+  out.push_back({"flip", "dims {0, 2}", [](const V& x) { return flip(x[0], {0, 2}); }, {leaf({2, 3, 4}, gen)}});
+  out.push_back({"roll", "shift 2 along dim 1, -1 along dim 0", [](const V& x) { return roll(x[0], {2, -1}, {1, 0}); },
+                 {leaf({3, 4}, gen)}});
+  out.push_back({"roll", "flattened, shift 5", [](const V& x) { return roll(x[0], {5}); }, {leaf({2, 3}, gen)}});
+  out.push_back({"diagonal", "offset 1 of dims (0, 2)", [](const V& x) { return diagonal(x[0], 1, 0, 2); }, {leaf({3, 2, 4}, gen)}});
+  out.push_back({"diagonal", "offset -1", [](const V& x) { return diagonal(x[0], -1); }, {leaf({4, 3}, gen)}});
+  out.push_back({"diag", "1-d into (4, 4), offset 1", [](const V& x) { return diag(x[0], 1); }, {leaf({3}, gen)}});
+  out.push_back({"tril", "(2, 3, 4), offset 1", [](const V& x) { return tril(x[0], 1); }, {leaf({2, 3, 4}, gen)}});
+  out.push_back({"triu", "(4, 3)", [](const V& x) { return triu(x[0]); }, {leaf({4, 3}, gen)}});
+  out.push_back({"flatten", "dims 1..2", [](const V& x) { return flatten(x[0], 1, 2); }, {leaf({2, 3, 2, 2}, gen)}});
+  out.push_back({"unflatten", "dim 1 into (2, -1)", [](const V& x) { return unflatten(x[0], 1, {2, -1}); }, {leaf({3, 6}, gen)}});
+  out.push_back({"movedim", "0 -> 2", [](const V& x) { return movedim(x[0], {0}, {2}); }, {leaf({2, 3, 4}, gen)}});
+  out.push_back({"narrow", "dim 1 from -3, 2 long", [](const V& x) { return narrow(x[0], 1, -3, 2); }, {leaf({2, 5}, gen)}});
+}
+
+}  // namespace hg::cases
