@@ -11,6 +11,7 @@
 #include "engine/version.h"
 #include "ops/attention.h"
 #include "ops/broadcast.h"
+#include "ops/compare.h"
 #include "ops/elementwise.h"
 #include "ops/gradcheck.h"
 #include "ops/indexing.h"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "engine/error.h"
 #include "engine/tensor.h"
 
 namespace hg {
@@ -75,7 +76,12 @@ Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
   if (d == Device::cuda) {
     data = n ? require_cuda("allocate").alloc(n) : nullptr;
   } else {
-    data = n ? cpu_cache().alloc(n) : nullptr;
+    try {
+      data = n ? cpu_cache().alloc(n) : nullptr;
+    } catch (const std::bad_alloc&) {  // an error that says how much, never a bare bad_alloc
+      fail("allocate", "{} bytes ({:.3g} GiB) for a tensor could not be allocated on the CPU; give smaller sizes", n,
+           static_cast<double>(n) / (1ull << 30));
+    }
   }
   g_live_bytes += n;
 }

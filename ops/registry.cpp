@@ -66,6 +66,7 @@ std::span<const ComposedOp> composed_ops() {
       {"unflatten", "reshape", "ops/rearrange.cpp"},
       {"movedim", "permute", "ops/rearrange.cpp"},
       {"narrow", "slice", "ops/rearrange.cpp"},
+      {"clamp", "where, bound by bound (beyond it: the bound; at a tensor bound's tie: (x + bound)/2, shared); the comparisons record nothing", "ops/compare.cpp"},
   };
   return ops;
 }

@@ -57,6 +57,11 @@ from ._rearrange import (diag, diagonal, flatten, flip, index_select, movedim, m
                          tril, triu, unflatten, var)
 
 _rearrange.attach()
+from . import _compare  # noqa: E402
+from ._compare import (all, any, clamp, clip, eq, ge, greater, greater_equal, gt, isfinite, isinf, isnan,  # noqa: E402,A004
+                       le, less, less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal, where)
+
+_compare.attach()
 from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 
@@ -186,7 +191,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
         raise ValueError(f"hg.arange: {count:.0f} elements from {start} to {end} by {step} is too many")
     if dtype is not None:
         _require_dtype(dtype, "hg.arange")
-    integral = all(isinstance(v, (int, _np.integer)) for v in (start, end, step))
+    integral = _builtins.all(isinstance(v, (int, _np.integer)) for v in (start, end, step))
     if dtype is None:
         dtype = int64 if integral else float32
     if integral and start == 0 and step == 1:
@@ -220,7 +225,7 @@ def _getitem(self, index):
     skips dimensions: PyTorch's basic indexing, every step a differentiable view."""
     if not isinstance(index, tuple):
         index = (index,)
-    if any(isinstance(i, (Tensor, list, _np.ndarray)) for i in index):
+    if _builtins.any(isinstance(i, (Tensor, list, _np.ndarray)) for i in index):
         raise TypeError("hg.Tensor: indexing with tensors or lists (advanced indexing) is not supported yet")
     out, d, source = self, 0, 0  # d: the dimension of `out` the next index reads; source: the same in self
     for pos, i in enumerate(index):
@@ -286,7 +291,7 @@ def _repr(self):
     body = _np.array2string(arr, separator=", ", prefix="tensor(", precision=4,
                             floatmode="maxprec" if whole else "fixed")
     extras = []
-    if self.dtype not in (float32, int64):
+    if self.dtype not in (float32, int64, bool):
         extras.append(f"dtype={self.dtype!r}")
     if self.device != "cpu":
         extras.append(f"device='{self.device}'")
@@ -328,5 +333,8 @@ __all__ = [
     "trunc",
     "var", "std", "index_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
     "movedim", "moveaxis", "narrow",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "any", "all",
+    "clamp", "clip",
     "cuda_is_available", "__version__",
 ]

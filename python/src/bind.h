@@ -24,6 +24,7 @@ void bind_functional(nb::module_& m);  // functional.cpp: nn.functional's losses
 void bind_interop(nb::module_& m);      // interop.cpp: DLPack both ways
 void bind_nn(nb::module_& m);           // nn.cpp: modules, optimizers, the repeated-sequence task, checkpoints
 void bind_page(nb::module_& m);         // page.cpp: the step-through page (to_html) and the live page
+void bind_compare(nb::module_& m);      // compare.cpp: eq ... ge, logic, isnan, any, all, clamp (forms: _compare.py)
 void bind_rearrange(nb::module_& m);    // rearrange.cpp: var, std, flip, roll, tril, ... (their Python forms: _rearrange.py)
 
 // Tensor's slots for Python's cycle collector (autograd.cpp): the Python hooks a tensor holds.

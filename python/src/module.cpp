@@ -17,4 +17,5 @@ NB_MODULE(_C, m) {
   hgpy::bind_nn(m);
   hgpy::bind_page(m);
   hgpy::bind_rearrange(m);
+  hgpy::bind_compare(m);
 }

@@ -1,4 +1,5 @@
-// Gradcheck cases for ops/statistics.h (var, std) and ops/rearrange.h (gathers, triangles, reshapes).
+// Gradcheck cases for ops/statistics.h (var, std), ops/rearrange.h (gathers, triangles, reshapes)
+// and ops/compare.h's clamp.
 #include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
@@ -25,6 +26,12 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"flatten", "dims 1..2", [](const V& x) { return flatten(x[0], 1, 2); }, {leaf({2, 3, 2, 2}, gen)}});
   out.push_back({"unflatten", "dim 1 into (2, -1)", [](const V& x) { return unflatten(x[0], 1, {2, -1}); }, {leaf({3, 6}, gen)}});
   out.push_back({"movedim", "0 -> 2", [](const V& x) { return movedim(x[0], {0}, {2}); }, {leaf({2, 3, 4}, gen)}});
+  // clamp's bounds away from the inputs (central differences straddling a bound would see the kink)
+  out.push_back({"clamp", "[-0.5, 0.6]", [](const V& x) { return clamp(x[0], -0.5, 0.6); },
+                 {tensor({-2, -0.3, 0.1, 0.4, 1.5, 3}, {2, 3}, DType::f64).requires_grad_()}});
+  out.push_back({"clamp", "tensor bounds, broadcast", [](const V& x) { return clamp(x[0], x[1], x[2]); },
+                 {tensor({-2, -0.3, 0.1, 0.4, 1.5, 3}, {2, 3}, DType::f64).requires_grad_(),
+                  tensor({-1, 0, 0.2}, {3}, DType::f64).requires_grad_(), tensor({2.5}, {1}, DType::f64).requires_grad_()}});
   out.push_back({"narrow", "dim 1 from -3, 2 long", [](const V& x) { return narrow(x[0], 1, -3, 2); }, {leaf({2, 5}, gen)}});
 }
 

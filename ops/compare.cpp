@@ -1,0 +1,165 @@
+// ops/compare.cpp — comparisons, logic and clamp (ops/compare.h).
+//
+// A comparison's result is a bool tensor: piecewise constant in its inputs, so no gradient flows
+// through it and nothing is recorded (PyTorch's rule). The loops run on the CPU; a CUDA tensor's
+// operands are copied to the host and the bool result back (no kernel of its own yet: masks are
+// small next to the work they select).
+//
+// clamp is where, bound by bound: the gradient passes to x where it was kept and to a tensor bound
+// where it was chosen; at a tie, PyTorch's rules: a number bound takes it all (so x's gradient
+// passes strictly inside), a tensor bound shares it half and half. A NaN fails every comparison
+// and stays.
+#include "ops/compare.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include "engine/dispatch.h"
+#include "engine/error.h"
+#include "engine/strided.h"
+#include "engine/tape.h"
+#include "ops/broadcast.h"
+#include "ops/elementwise.h"
+#include "ops/indexing.h"
+#include "ops/reduce.h"
+
+namespace hg {
+
+namespace {
+
+void require(const char* op, const Tensor& t, const char* what) {
+  if (!t.defined()) fail(op, "{} is undefined", what);
+}
+
+// out = test(a, b) elementwise over the broadcast shape, as bool, on a's device.
+template <typename Test>
+Tensor bool_map(const char* op, const Tensor& a, const Tensor& b, Test test) {
+  require(op, a, "input a");
+  require(op, b, "input b");
+  if (a.device() != b.device())
+    fail(op, "{} and {} are on different devices; move one with .to()", a.describe(), b.describe());
+  const DType t = a.dtype() == b.dtype() ? a.dtype() : DType::f64;
+  const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
+  NoGradGuard ng;
+  const Tensor x = a.detach().to(Device::cpu).to(t), y = b.detach().to(Device::cpu).to(t);
+  Tensor out = empty(shape, DType::b8);
+  const Shape sx = broadcast_strides(op, x, shape), sy = broadcast_strides(op, y, shape);
+  dispatch_any(t, [&]<typename T>() {
+    for_each_row<uint8_t, const T, const T>(
+        shape, {&out.strides(), &sx, &sy},
+        std::make_tuple(static_cast<uint8_t*>(out.raw_data()), static_cast<const T*>(x.raw_data()),
+                        static_cast<const T*>(y.raw_data())),
+        [&](int64_t n, std::tuple<uint8_t*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
+          auto [o, u, v] = p;
+          for (int64_t i = 0; i < n; ++i) o[i * st[0]] = test(u[i * st[1]], v[i * st[2]]) ? 1 : 0;
+        });
+  });
+  return out.to(a.device());
+}
+
+// A number as the other side of a comparison (ops/compare.h says in which dtype).
+Tensor number_for(const Tensor& a, double s) {
+  if (a.defined() && (a.dtype() == DType::f32 || a.dtype() == DType::f64)) return full({}, s, a.dtype(), a.device());
+  const bool whole = std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18;
+  return full({}, s, whole ? DType::i64 : DType::f64, a.defined() ? a.device() : Device::cpu);
+}
+
+// Whether a value is nonzero (a NaN is).
+template <typename T>
+bool truth(T v) {
+  return v != T(0);
+}
+
+}  // namespace
+
+Tensor eq(const Tensor& a, const Tensor& b) { return bool_map("eq", a, b, [](auto x, auto y) { return x == y; }); }
+Tensor ne(const Tensor& a, const Tensor& b) { return bool_map("ne", a, b, [](auto x, auto y) { return x != y; }); }
+Tensor lt(const Tensor& a, const Tensor& b) { return bool_map("lt", a, b, [](auto x, auto y) { return x < y; }); }
+Tensor le(const Tensor& a, const Tensor& b) { return bool_map("le", a, b, [](auto x, auto y) { return x <= y; }); }
+Tensor gt(const Tensor& a, const Tensor& b) { return bool_map("gt", a, b, [](auto x, auto y) { return x > y; }); }
+Tensor ge(const Tensor& a, const Tensor& b) { return bool_map("ge", a, b, [](auto x, auto y) { return x >= y; }); }
+Tensor eq(const Tensor& a, double s) { return eq(a, number_for(a, s)); }
+Tensor ne(const Tensor& a, double s) { return ne(a, number_for(a, s)); }
+Tensor lt(const Tensor& a, double s) { return lt(a, number_for(a, s)); }
+Tensor le(const Tensor& a, double s) { return le(a, number_for(a, s)); }
+Tensor gt(const Tensor& a, double s) { return gt(a, number_for(a, s)); }
+Tensor ge(const Tensor& a, double s) { return ge(a, number_for(a, s)); }
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return bool_map("logical_and", a, b, [](auto x, auto y) { return truth(x) && truth(y); });
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return bool_map("logical_or", a, b, [](auto x, auto y) { return truth(x) || truth(y); });
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  return bool_map("logical_xor", a, b, [](auto x, auto y) { return truth(x) != truth(y); });
+}
+Tensor logical_not(const Tensor& a) {
+  require("logical_not", a, "the input");
+  return bool_map("logical_not", a, a, [](auto x, auto) { return !truth(x); });
+}
+
+Tensor isnan(const Tensor& x) {
+  require("isnan", x, "the input");
+  return bool_map("isnan", x, x, [](auto v, auto) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isnan(v);
+    else return false;
+  });
+}
+Tensor isinf(const Tensor& x) {
+  require("isinf", x, "the input");
+  return bool_map("isinf", x, x, [](auto v, auto) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isinf(v);
+    else return false;
+  });
+}
+Tensor isfinite(const Tensor& x) {
+  require("isfinite", x, "the input");
+  return bool_map("isfinite", x, x, [](auto v, auto) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isfinite(v);
+    else return true;
+  });
+}
+
+// any: some entry is nonzero, i.e. the count of nonzero entries is > 0; all: none is zero.
+Tensor any(const Tensor& x, const Shape& dims, bool keepdim) {
+  require("any", x, "the input");
+  NoGradGuard ng;
+  return gt(sum(ne(x, 0.0).to(DType::f64), dims, keepdim), 0.0);
+}
+Tensor all(const Tensor& x, const Shape& dims, bool keepdim) {
+  require("all", x, "the input");
+  NoGradGuard ng;
+  return eq(sum(eq(x, 0.0).to(DType::f64), dims, keepdim), 0.0);
+}
+
+Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Site where) {
+  require("clamp", x, "the input");
+  if (!lo.defined() && !hi.defined()) fail("clamp", "give min or max (or both)");
+  // Beyond a bound the bound is chosen; where x equals it the value is both, and the gradient is
+  // shared half and half (PyTorch's rule for tensor bounds).
+  auto limit = [where](const Tensor& v, const Tensor& bound, bool lower) {
+    const Tensor tie = mul(add(v, bound, where), 0.5, where);
+    const Tensor beyond = lower ? lt(v, bound) : gt(v, bound), within = lower ? gt(v, bound) : lt(v, bound);
+    return hg::where(beyond, bound, hg::where(within, v, tie, where), where);
+  };
+  Tensor out = x;
+  if (lo.defined()) out = limit(out, lo, true);
+  if (hi.defined()) out = limit(out, hi, false);
+  return out;
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi, Site where) {
+  require("clamp", x, "the input");
+  if (x.dtype() != DType::f32 && x.dtype() != DType::f64)
+    fail("clamp", "{} is not floating point; clamp takes float32 or float64", x.describe());
+  if (!lo && !hi) fail("clamp", "give min or max (or both)");
+  // A number bound takes x's place from the bound on (x ≤ lo, x ≥ hi), so the gradient passes
+  // strictly inside (PyTorch's rule for number bounds).
+  Tensor out = x;
+  if (lo) out = hg::where(le(out, *lo), full({}, *lo, x.dtype(), x.device()), out, where);
+  if (hi) out = hg::where(ge(out, *hi), full({}, *hi, x.dtype(), x.device()), out, where);
+  return out;
+}
+
+}  // namespace hg
