@@ -13,6 +13,7 @@
 #include "ops/broadcast.h"
 #include "ops/compare.h"
 #include "ops/elementwise.h"
+#include "ops/extrema.h"
 #include "ops/gradcheck.h"
 #include "ops/indexing.h"
 #include "ops/loss.h"

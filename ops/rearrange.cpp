@@ -17,6 +17,7 @@
 
 #include "engine/dims.h"
 #include "engine/error.h"
+#include "ops/broadcast.h"
 #include "ops/indexing.h"
 
 namespace hg {
@@ -64,6 +65,24 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index, Site wher
   for (int64_t d = 0; d < x.dim(); ++d) back[order[d]] = d;
   Tensor out = picked.permute(back, where);
   return index.dim() == 0 ? out.squeeze(dim, where) : out;
+}
+
+Tensor masked_select(const Tensor& x, const Tensor& mask, Site where) {
+  constexpr const char* op = "masked_select";
+  if (!x.defined() || !mask.defined()) fail(op, "an undefined tensor was given");
+  if (mask.dtype() != DType::b8) fail(op, "the mask must be a bool tensor, not {}; compare to make one (x > 0)", mask.describe());
+  const Shape shape = broadcast_shapes(op, x.shape(), mask.shape());
+  const std::vector<int64_t> m = expand(mask.to(Device::cpu), shape).contiguous().to_int_vector();
+  std::vector<int64_t> chosen;
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i]) chosen.push_back(static_cast<int64_t>(i));
+  const Tensor flat = expand(x, shape, where).reshape({-1}, where);
+  if (x.dtype() == DType::f32 || x.dtype() == DType::f64) return index_select(flat, 0, ids(chosen, x.device()), where);
+  // ids and masks: no gradient, so a plain copy of the chosen entries
+  const std::vector<double> all = flat.to(Device::cpu).to(DType::f64).to_vector();
+  std::vector<double> picked;
+  for (int64_t i : chosen) picked.push_back(all[static_cast<size_t>(i)]);
+  return tensor(picked, {static_cast<int64_t>(picked.size())}, x.dtype()).to(x.device());
 }
 
 Tensor flip(const Tensor& x, const Shape& dims, Site where) {

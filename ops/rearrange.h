@@ -10,6 +10,9 @@ namespace hg {
 
 // x's entries at `index` (int64, 1-d, each in [0, x.size(dim))) along dim.
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index, Site where = Site::current());
+// The entries of x where mask (bool, broadcast with x) is true, in row-major order, as a 1-d
+// tensor: x[mask]. Differentiable for float x (an index_select of x flattened).
+Tensor masked_select(const Tensor& x, const Tensor& mask, Site where = Site::current());
 // x with the order of each dim in `dims` reversed.
 Tensor flip(const Tensor& x, const Shape& dims, Site where = Site::current());
 // x's entries moved `shifts[k]` places along dims[k], wrapping round; with no dims, along x

@@ -10,7 +10,7 @@ const std::vector<const OpDef*>& op_registry() {
   static const std::vector<const OpDef*> ops = [] {
     std::vector<const OpDef*> all;
     for (std::span<const OpDef* const> file :
-         {view_defs(), elementwise_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), matmul_ops(), softmax_ops(), attention_ops(),
+         {view_defs(), elementwise_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), extrema_ops(), matmul_ops(), softmax_ops(), attention_ops(),
           indexing_ops(), loss_ops(), positional_ops(), attention_qkv_ops(), gradient_defs(), forward_defs()})
       all.insert(all.end(), file.begin(), file.end());
     return all;
@@ -55,7 +55,11 @@ std::string registry_markdown() {
 std::span<const ComposedOp> composed_ops() {
   static const ComposedOp ops[] = {
       {"std", "var, sqrt", "ops/statistics.cpp"},
+      {"amin", "neg, amax, neg", "ops/extrema.cpp"},
+      {"min", "neg, max (one dim), neg: the gradient to the first minimum", "ops/extrema.cpp"},
+      {"logsumexp", "sub (the maximum, held fixed), exp, sum, log, add", "ops/extrema.cpp"},
       {"index_select", "permute, reshape, embedding (its backward adds each row back where it came from)", "ops/rearrange.cpp"},
+      {"masked_select", "expand, reshape, index_select of the chosen entries", "ops/rearrange.cpp"},
       {"flip", "index_select with the reversed order", "ops/rearrange.cpp"},
       {"roll", "index_select with the rotated order (reshape when flattened)", "ops/rearrange.cpp"},
       {"diagonal", "permute, reshape, index_select of the diagonal's entries", "ops/rearrange.cpp"},

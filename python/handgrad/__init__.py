@@ -53,8 +53,9 @@ from . import nn  # noqa: E402
 from .graph import draw, to_dot  # noqa: E402
 from .page import live_page, live_page_available, to_html  # noqa: E402
 from . import _rearrange  # noqa: E402
-from ._rearrange import (diag, diagonal, flatten, flip, index_select, movedim, moveaxis, narrow, roll, std,  # noqa: E402
-                         tril, triu, unflatten, var)
+from ._rearrange import (amax, amin, argmin, cumsum, diag, diagonal, flatten, flip, index_select,  # noqa: E402
+                         logsumexp, masked_select, min, movedim, moveaxis, narrow, roll, std, tril, triu, unflatten,  # noqa: A004
+                         var)
 
 _rearrange.attach()
 from . import _compare  # noqa: E402
@@ -223,10 +224,16 @@ def _tensor_max(self, dim=None, keepdim=False):
 def _getitem(self, index):
     """Integers select (and drop the dimension), slices view, None adds a dimension and ...
     skips dimensions: PyTorch's basic indexing, every step a differentiable view."""
+    if isinstance(index, Tensor):  # x[mask]: the entries where mask is true; x[ids]: rows ids (int64, 1-d)
+        if index.dtype == bool:
+            return _rearrange.masked_select(self, index)
+        if index.dtype == int64 and index.dim() <= 1:
+            return _rearrange.index_select(self, 0, index)
     if not isinstance(index, tuple):
         index = (index,)
     if _builtins.any(isinstance(i, (Tensor, list, _np.ndarray)) for i in index):
-        raise TypeError("hg.Tensor: indexing with tensors or lists (advanced indexing) is not supported yet")
+        raise TypeError("hg.Tensor: indexing with tensors or lists is supported as x[bool mask] and x[int64 ids] "
+                        "(1-d); other advanced indexing is not yet")
     out, d, source = self, 0, 0  # d: the dimension of `out` the next index reads; source: the same in self
     for pos, i in enumerate(index):
         if i is Ellipsis:  # the indices after it take the last dimensions
@@ -332,7 +339,7 @@ __all__ = [
     "log1p", "log2", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "silu", "sin", "sinh", "square", "tan",
     "trunc",
     "var", "std", "index_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
-    "movedim", "moveaxis", "narrow",
+    "movedim", "moveaxis", "narrow", "masked_select", "amax", "amin", "min", "argmin", "logsumexp", "cumsum",
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "any", "all",
     "clamp", "clip",

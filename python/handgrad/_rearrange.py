@@ -1,9 +1,11 @@
-"""var, std and the rearranging ops with PyTorch's argument forms, as functions and Tensor methods.
+"""var, std, the extrema (amax, amin, min, argmin, logsumexp, cumsum) and the rearranging ops with
+PyTorch's argument forms, as functions and Tensor methods.
 
 The library does the work (ops/statistics.h, ops/rearrange.h); this file only reads the forms
 PyTorch accepts — a dim or a tuple of dims, ``unbiased`` or ``correction``, ``x.flip(0, 1)`` or
 ``x.flip((0, 1))`` — and refuses anything else with a TypeError naming the op.
 """
+import collections
 import operator
 
 from . import _C
@@ -63,12 +65,72 @@ var = _spread("var", _C._var)
 std = _spread("std", _C._std)
 
 
+def _bool(op, name, v):
+    if not isinstance(v, bool):
+        raise TypeError(f"{op}(): {name} must be a bool, not {type(v).__name__}")
+    return v
+
+
+def amax(input, dim=(), keepdim=False):
+    """The largest entry over dim (every dim when empty); tied entries share the gradient evenly."""
+    _tensor("amax", input)
+    return _C._amax(input, [] if dim is None else _ints("amax", "dim", dim), _bool("amax", "keepdim", keepdim))
+
+
+def amin(input, dim=(), keepdim=False):
+    """The smallest entry over dim (every dim when empty); tied entries share the gradient evenly."""
+    _tensor("amin", input)
+    return _C._amin(input, [] if dim is None else _ints("amin", "dim", dim), _bool("amin", "keepdim", keepdim))
+
+
+_MinResult = collections.namedtuple("min", ["values", "indices"])
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)
+    """min() is the smallest entry; min(dim) is (values, indices), the first minimum, as torch.min."""
+    _tensor("min", input)
+    if dim is None:
+        return _C._amin(input, [], False)
+    d = _int("min", "dim", dim)
+    keepdim = _bool("min", "keepdim", keepdim)
+    return _MinResult(_C._min(input, d, keepdim), _C._argmin(input, d, keepdim))
+
+
+def argmin(input, dim=None, keepdim=False):
+    """The index of the first smallest entry along dim (of input flattened when dim is None)."""
+    _tensor("argmin", input)
+    if dim is None:
+        return _C._argmin(input.reshape(-1), 0, False)
+    return _C._argmin(input, _int("argmin", "dim", dim), _bool("argmin", "keepdim", keepdim))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log Σ exp(input) over dim, without overflow; its gradient is the softmax over dim."""
+    _tensor("logsumexp", input)
+    return _C._logsumexp(input, _ints("logsumexp", "dim", dim), _bool("logsumexp", "keepdim", keepdim))
+
+
+def cumsum(input, dim, dtype=None):
+    """Running sums along dim."""
+    _tensor("cumsum", input)
+    out = _C._cumsum(input if dtype is None else input.to(dtype), _int("cumsum", "dim", dim))
+    return out
+
+
 def index_select(input, dim, index):
     """input's entries at index (a 1-d int64 tensor) along dim."""
     _tensor("index_select", input)
     if not isinstance(index, Tensor):
         raise TypeError(f"index_select(): index must be a handgrad int64 Tensor, not {type(index).__name__}")
     return _C._index_select(input, _int("index_select", "dim", dim), index)
+
+
+def masked_select(input, mask):
+    """The entries of input where mask (a bool tensor, broadcast) is true, as a 1-d tensor: input[mask]."""
+    _tensor("masked_select", input)
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_select(): mask must be a handgrad bool Tensor, not {type(mask).__name__}")
+    return _C._masked_select(input, mask)
 
 
 def flip(input, *dims):
@@ -142,7 +204,7 @@ def narrow(input, dim, start, length):
     return _C._narrow(input, _int("narrow", "dim", dim), _int("narrow", "start", start), _int("narrow", "length", length))
 
 
-FUNCTIONS = ["var", "std", "index_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
+FUNCTIONS = ["var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
              "movedim", "moveaxis", "narrow"]
 
 

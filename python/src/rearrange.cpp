@@ -1,5 +1,5 @@
-// python/src/rearrange.cpp — the spread (var, std) and the rearranging ops (ops/statistics.h,
-// ops/rearrange.h) as plain calls; python/handgrad/_rearrange.py reads PyTorch's argument forms
+// python/src/rearrange.cpp — the spread (var, std), the extrema (amax ... cumsum) and the
+// rearranging ops (ops/statistics.h, ops/extrema.h, ops/rearrange.h) as plain calls; python/handgrad/_rearrange.py reads PyTorch's argument forms
 // (a dim or a tuple of dims, `unbiased` or `correction`, varargs) and calls these.
 #include "bind.h"
 
@@ -11,6 +11,13 @@ void bind_rearrange(nb::module_& m) {
   m.def("_var", [](const Tensor& x, const Shape& dims, double c, bool keepdim) { return hg::var(x, dims, c, keepdim); });
   m.def("_std", [](const Tensor& x, const Shape& dims, double c, bool keepdim) { return hg::std(x, dims, c, keepdim); });
   m.def("_index_select", [](const Tensor& x, int64_t dim, const Tensor& index) { return hg::index_select(x, dim, index); });
+  m.def("_amax", [](const Tensor& x, const Shape& dims, bool keepdim) { return hg::amax(x, dims, keepdim); });
+  m.def("_amin", [](const Tensor& x, const Shape& dims, bool keepdim) { return hg::amin(x, dims, keepdim); });
+  m.def("_min", [](const Tensor& x, int64_t dim, bool keepdim) { return hg::min(x, dim, keepdim); });
+  m.def("_argmin", [](const Tensor& x, int64_t dim, bool keepdim) { return hg::argmin(x, dim, keepdim); });
+  m.def("_logsumexp", [](const Tensor& x, const Shape& dims, bool keepdim) { return hg::logsumexp(x, dims, keepdim); });
+  m.def("_cumsum", [](const Tensor& x, int64_t dim) { return hg::cumsum(x, dim); });
+  m.def("_masked_select", [](const Tensor& x, const Tensor& mask) { return hg::masked_select(x, mask); });
   m.def("_flip", [](const Tensor& x, const Shape& dims) { return hg::flip(x, dims); });
   m.def("_roll", [](const Tensor& x, const Shape& shifts, const Shape& dims) { return hg::roll(x, shifts, dims); });
   m.def("_diagonal", [](const Tensor& x, int64_t offset, int64_t d1, int64_t d2) { return hg::diagonal(x, offset, d1, d2); });

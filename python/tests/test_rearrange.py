@@ -140,3 +140,54 @@ def test_empty_and_zero_d():
     assert tuple(e.index_select(0, hg.tensor([], dtype=hg.int64)).shape) == (0, 3)
     s = hg.tensor(3.0, dtype=hg.float64)
     assert s.flatten().tolist() == [3.0] and s.flip(0).item() == 3.0
+
+
+EXTREMA = [
+    ("amax dims", lambda x: x.amax((0, 2)), lambda a: a.max((0, 2)), lambda t: t.amax((0, 2)), (2, 3, 4)),
+    ("amax all keepdim", lambda x: hg.amax(x, keepdim=True), lambda a: a.max(keepdims=True),
+     lambda t: torch.amax(t, (0, 1), keepdim=True), (3, 4)),
+    ("amin dim", lambda x: x.amin(-1), lambda a: a.min(-1), lambda t: t.amin(-1), (3, 4)),
+    ("min dim values", lambda x: x.min(0).values, lambda a: a.min(0), lambda t: t.min(0).values, (4, 3)),
+    ("min all", lambda x: hg.min(x), lambda a: a.min(), lambda t: torch.min(t), (3, 4)),
+    ("logsumexp", lambda x: x.logsumexp(1), lambda a: np.log(np.exp(a).sum(1)), lambda t: t.logsumexp(1), (3, 5)),
+    ("logsumexp dims keepdim", lambda x: hg.logsumexp(x, (0, 2), keepdim=True),
+     lambda a: np.log(np.exp(a).sum((0, 2), keepdims=True)), lambda t: torch.logsumexp(t, (0, 2), keepdim=True), (2, 3, 2)),
+    ("cumsum", lambda x: x.cumsum(1), lambda a: np.cumsum(a, 1), lambda t: t.cumsum(1), (3, 4)),
+    ("cumsum dim 0", lambda x: hg.cumsum(x, 0), lambda a: np.cumsum(a, 0), lambda t: torch.cumsum(t, 0), (4, 2, 3)),
+    ("masked_select", lambda x: x[x.detach() > 0], lambda a: a[a > 0], lambda t: t[t.detach() > 0], (3, 4)),
+    ("int64 ids", lambda x: x[hg.tensor([2, 0], dtype=hg.int64)], lambda a: a[[2, 0]],
+     lambda t: t[torch.tensor([2, 0])], (3, 4)),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref,theirs,shape", EXTREMA, ids=[c[0] for c in EXTREMA])
+def test_extrema_values_gradients_and_pytorch(name, fn, ref, theirs, shape):
+    test_values_gradients_and_pytorch(name, fn, ref, theirs, shape)
+
+
+def test_ties_share_the_gradient_as_pytorch():
+    a = np.array([[1.0, 3.0, 3.0], [0.5, 3.0, -2.0]])
+    x = hg.tensor(a, dtype=hg.float64, requires_grad=True)
+    x.amax().backward()
+    assert np.allclose(x.grad.numpy(), (a == 3.0) / 3.0)
+    y = hg.tensor(a, dtype=hg.float64, requires_grad=True)
+    y.min(1).values.sum().backward()  # min over one dim: the first minimum takes it all
+    assert y.grad.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert y.min(1).indices.tolist() == [0, 2] and hg.argmin(y).item() == 5 and y.argmin(1, keepdim=True).tolist() == [[0], [2]]
+    if torch is not None:
+        t = torch.tensor(a, requires_grad=True)
+        t.amax().backward()
+        assert np.allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_logsumexp_of_infinities_and_mask_reading():
+    x = hg.tensor([[-np.inf, -np.inf], [0.0, -np.inf], [np.inf, 1.0]], dtype=hg.float64)
+    assert x.logsumexp(1).tolist() == [-np.inf, 0.0, np.inf]
+    m = hg.tensor([[True, False], [False, True]])
+    ids = hg.tensor([[1, 2], [3, 4]], dtype=hg.int64)
+    assert ids[m].tolist() == [1, 4] and ids[m].dtype == hg.int64  # ids and masks read too, without a gradient
+    assert (ids == 1)[m].tolist() == [True, False]
+    with pytest.raises(hg.IndexError):
+        hg.zeros(0, 2).amax(0)
+    with pytest.raises(hg.Error, match="broadcast|shape"):
+        hg.zeros(2, 3)[hg.tensor([True, False])]

@@ -12,8 +12,19 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"var", "dims {0, 2}", [](const V& x) { return var(x[0], {0, -1}); }, {leaf({2, 3, 4}, gen)}});
   out.push_back({"std", "dim 0", [](const V& x) { return std(x[0], {0}); }, {leaf({4, 3}, gen)}});
   out.push_back({"std", "all, correction 0, keepdim", [](const V& x) { return std(x[0], {}, 0.0, true); }, {leaf({2, 3}, gen)}});
+  out.push_back({"amax", "dims {0, 2}", [](const V& x) { return amax(x[0], {0, 2}); }, {leaf({2, 3, 4}, gen)}});
+  out.push_back({"amax", "all, keepdim", [](const V& x) { return amax(x[0], {}, true); }, {leaf({2, 3}, gen)}});
+  out.push_back({"amin", "dim -1", [](const V& x) { return amin(x[0], {-1}); }, {leaf({3, 4}, gen)}});
+  out.push_back({"min", "dim 0, keepdim", [](const V& x) { return min(x[0], 0, true); }, {leaf({4, 3}, gen)}});
+  out.push_back({"logsumexp", "dim 1", [](const V& x) { return logsumexp(x[0], {1}); }, {leaf({3, 5}, gen)}});
+  out.push_back({"logsumexp", "dims {0, 1}, keepdim", [](const V& x) { return logsumexp(x[0], {0, 1}, true); }, {leaf({2, 3, 2}, gen)}});
+  out.push_back({"cumsum", "dim 1", [](const V& x) { return cumsum(x[0], 1); }, {leaf({3, 4}, gen)}});
+  out.push_back({"cumsum", "dim 0 of (4, 2, 3)", [](const V& x) { return cumsum(x[0], 0); }, {leaf({4, 2, 3}, gen)}});
   out.push_back({"index_select", "dim 1, repeated index", [i64](const V& x) { return index_select(x[0], 1, i64({2, 0, 2, 1})); },
                  {leaf({2, 3, 2}, gen)}});
+  out.push_back({"masked_select", "(2, 3) by a (3,) mask", [](const V& x) {
+                   return masked_select(x[0], tensor({1, 0, 1}, {3}, DType::b8));
+                 }, {leaf({2, 3}, gen)}});
   out.push_back({"flip", "dims {0, 2}", [](const V& x) { return flip(x[0], {0, 2}); }, {leaf({2, 3, 4}, gen)}});
   out.push_back({"roll", "shift 2 along dim 1, -1 along dim 0", [](const V& x) { return roll(x[0], {2, -1}, {1, 0}); },
                  {leaf({3, 4}, gen)}});

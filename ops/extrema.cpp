@@ -1,0 +1,173 @@
+// ops/extrema.cpp — amax, amin, min, argmin, logsumexp, cumsum (ops/extrema.h).
+//
+// amax: out = max over the reduced entries j of x_j. Its derivative is 1 at the maximum — and
+// where k entries tie, PyTorch shares it: ∂out/∂x_j = [x_j = out] / k. So, with the tie mask T
+// (x = out, fixed) and its count k over the reduced dims,
+//   backward  dx = g · T / k   (g broadcast back)        tangent  ȯ = Σ_j T_j ẋ_j / k
+// T is a constant of the graph, so the backward is recorded ops and differentiates again (to 0).
+// amin = −amax(−x); min over one dim = −max(−x), argmin = argmax(−x): the first minimum.
+//
+// logsumexp = m + log Σ_j exp(x_j − m) with m the maximum held fixed (m's terms cancel in the
+// derivative, so holding it changes nothing): its gradient is exp(x − out) = softmax(x), through
+// the recorded exp, sum and log. A row of −inf gives −inf; an infinite m is replaced by 0.
+//
+// cumsum: out_i = Σ_{j ≤ i} x_j, so dx_j = Σ_{i ≥ j} g_i: the running sum of g taken from the end,
+// flip(cumsum(flip(g))); linear, so ȯ = cumsum(ẋ). The loop runs on the CPU; a CUDA tensor goes
+// through the host (to and from the device, both recorded).
+#include "ops/extrema.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/dims.h"
+#include "engine/dispatch.h"
+#include "engine/error.h"
+#include "engine/tape.h"
+#include "ops/broadcast.h"
+#include "ops/compare.h"
+#include "ops/elementwise.h"
+#include "ops/indexing.h"
+#include "ops/rearrange.h"
+#include "ops/reduce.h"
+#include "ops/registry.h"
+
+namespace hg {
+
+namespace {
+
+// The reduced dims, wrapped (every dim when none are given), and the keepdim shape.
+Shape reduced_dims(const char* op, const Tensor& x, const Shape& dims, Shape& keep) {
+  Shape ds = wrap_dims(op, dims, x.shape());
+  if (dims.empty())
+    for (int64_t d = 0; d < x.dim(); ++d) ds.push_back(d);
+  keep = x.shape();
+  for (int64_t d : ds) {
+    if (x.size(d) == 0)
+      throw IndexError(fmt::format("{}: dim {} of {} is empty; a maximum needs at least one element", op, d, x.describe()));
+    keep[d] = 1;
+  }
+  return ds;
+}
+
+// x's shape without the reduced dims (keepdim false).
+Shape without(const Tensor& x, const Shape& ds) {
+  Shape shape;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (std::find(ds.begin(), ds.end(), d) == ds.end()) shape.push_back(x.size(d));
+  return shape;
+}
+
+void require_float(const char* op, const Tensor& x) {
+  if (!x.defined()) fail(op, "the input is undefined");
+  if (x.dtype() != DType::f32 && x.dtype() != DType::f64)
+    fail(op, "{} is not floating point; {} takes float32 or float64", x.describe(), op);
+}
+
+}  // namespace
+
+constexpr OpDef kAmax{.name = "amax", .saves = {{"tie share", "[x = out] / (count of ties): where the gradient goes"}},
+                      .derivation = "ops/extrema.cpp", .tangent = "ȯ = Σ ẋ · [x = out] / k"};
+
+Tensor amax(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
+  require_float("amax", x);
+  Shape keep;
+  const Shape ds = reduced_dims("amax", x, dims, keep);
+  Tensor kept = x.detach();  // the maximum with keepdim, one dim at a time
+  {
+    NoGradGuard ng;
+    for (int64_t d : ds) kept = max(kept, d, true);
+    if (x.dim() == 0) kept = x.detach().clone();
+  }
+  const Tensor out = keepdim ? kept : kept.reshape(without(x, ds));
+  if (should_record({x})) {
+    Tensor share;
+    {
+      NoGradGuard ng;
+      const Tensor tie = eq(x.detach(), kept).to(x.dtype());
+      share = div(tie, sum(tie, ds, true));
+    }
+    record(kAmax, {x}, {out}, {save(share, "tie share")},
+           [keep](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+             return std::vector<Tensor>{mul(g[0].reshape(keep), s[0])};
+           },
+           [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], share), ds, keepdim)}; }, where);
+  }
+  return out;
+}
+
+Tensor amin(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
+  require_float("amin", x);
+  return neg(amax(neg(x, where), dims, keepdim, where), where);
+}
+
+Tensor min(const Tensor& x, int64_t dim, bool keepdim, Site where) {
+  require_float("min", x);
+  return neg(max(neg(x, where), dim, keepdim, where), where);
+}
+
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  require_float("argmin", x);
+  NoGradGuard ng;
+  return argmax(neg(x.detach()), dim, keepdim);
+}
+
+Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
+  require_float("logsumexp", x);
+  Shape keep;
+  const Shape ds = reduced_dims("logsumexp", x, dims, keep);
+  Tensor m;  // the maximum, held fixed; an infinite one replaced by 0
+  {
+    NoGradGuard ng;
+    const Tensor top = amax(x.detach(), ds, true);
+    m = hg::where(isfinite(top), top, zeros({}, x.dtype(), x.device()));
+  }
+  const Tensor s = log(sum(exp(sub(x, m, where), where), ds, true, where), where);
+  const Tensor out = add(s, m, where);
+  return keepdim ? out : out.reshape(without(x, ds), where);
+}
+
+constexpr OpDef kCumsum{.name = "cumsum", .saves_nothing = "the gradient is g's running sum from the end",
+                        .derivation = "ops/extrema.cpp", .cuda = false, .tangent = "ȯ = cumsum(ẋ)"};
+
+Tensor cumsum(const Tensor& x, int64_t dim, Site where) {
+  require_float("cumsum", x);
+  if (x.device() != Device::cpu) return cumsum(x.to(Device::cpu, where), dim, where).to(x.device(), where);
+  const int64_t d = wrap_dim("cumsum", dim, x.shape());
+  if (x.dim() == 0) return x.clone(where);
+  // dim last, each row a contiguous run
+  Shape order;
+  for (int64_t k = 0; k < x.dim(); ++k)
+    if (k != d) order.push_back(k);
+  order.push_back(d);
+  Shape back(static_cast<size_t>(x.dim()));
+  for (int64_t k = 0; k < x.dim(); ++k) back[order[k]] = k;
+  Tensor rows;
+  {
+    NoGradGuard ng;
+    rows = x.detach().permute(order).contiguous().clone();
+  }
+  const int64_t n = x.size(d), count = n == 0 ? 0 : x.numel() / n;
+  dispatch_float(x.dtype(), "cumsum", [&]<typename T>() {
+    T* p = rows.data_ptr<T>();
+    for (int64_t r = 0; r < count; ++r)
+      for (int64_t i = 1; i < n; ++i) p[r * n + i] += p[r * n + i - 1];
+  });
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = rows.permute(back).contiguous();
+  }
+  if (should_record({x})) {
+    record(kCumsum, {x}, {out}, {}, [d](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{flip(cumsum(flip(g[0], {d}), d), {d})};
+    }, [d](const std::vector<Tensor>& t) { return std::vector<Tensor>{cumsum(t[0], d)}; }, where);
+  }
+  return out;
+}
+
+std::span<const OpDef* const> extrema_ops() {
+  static const OpDef* const defs[] = {&kAmax, &kCumsum};
+  return defs;
+}
+
+}  // namespace hg
