@@ -162,4 +162,23 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
   return out;
 }
 
+// maximum: a where a > b, b where b > a, and (a + b)/2 where neither — equal (the gradient shared)
+// or a NaN on either side (which the mean carries through).
+Tensor maximum(const Tensor& a, const Tensor& b, Site where) {
+  const Tensor tie = mul(add(a, b, where), 0.5, where);
+  return hg::where(gt(a, b), a, hg::where(lt(a, b), b, tie, where), where);
+}
+Tensor minimum(const Tensor& a, const Tensor& b, Site where) {
+  const Tensor tie = mul(add(a, b, where), 0.5, where);
+  return hg::where(lt(a, b), a, hg::where(gt(a, b), b, tie, where), where);
+}
+
+// lerp = a + w (b − a): d/da = 1 − w, d/db = w, d/dw = b − a, through the recorded ops.
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w, Site where) {
+  return add(a, mul(w, sub(b, a, where), where), where);
+}
+Tensor lerp(const Tensor& a, const Tensor& b, double w, Site where) {
+  return add(a, mul(sub(b, a, where), w, where), where);
+}
+
 }  // namespace hg

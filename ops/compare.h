@@ -44,4 +44,12 @@ Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi, Site where = Site::current());
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Site where = Site::current());  // either may be undefined
 
+// The larger (smaller) of a and b elementwise, broadcast; a NaN in either gives NaN, and where they
+// are equal the gradient is shared half and half (PyTorch's rules).
+Tensor maximum(const Tensor& a, const Tensor& b, Site where = Site::current());
+Tensor minimum(const Tensor& a, const Tensor& b, Site where = Site::current());
+// a + w (b − a), broadcast; w a number or a tensor.
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w, Site where = Site::current());
+Tensor lerp(const Tensor& a, const Tensor& b, double w, Site where = Site::current());
+
 }  // namespace hg

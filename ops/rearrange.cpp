@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <new>
 #include <numeric>
 
 #include "engine/dims.h"
@@ -170,6 +171,64 @@ Tensor triangle(const char* op, const Tensor& x, int64_t offset, bool lower, Sit
 
 Tensor tril(const Tensor& x, int64_t offset, Site where) { return triangle("tril", x, offset, true, where); }
 Tensor triu(const Tensor& x, int64_t offset, Site where) { return triangle("triu", x, offset, false, where); }
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim, Site where) {
+  if (xs.empty()) fail("stack", "no tensors given; stack needs at least one");
+  for (const Tensor& t : xs)
+    if (!t.defined() || t.shape() != xs[0].shape())
+      fail("stack", "{} and {} differ in shape; stack joins tensors of one shape", xs[0].describe(),
+           t.defined() ? t.describe() : "an undefined tensor");
+  const int64_t d = wrap_insert_dim("stack", dim, xs[0].shape());
+  std::vector<Tensor> parts;
+  for (const Tensor& t : xs) parts.push_back(t.unsqueeze(d, where));
+  return concat(parts, d, where);
+}
+
+// repeat: each dim k becomes (repeats[k], size k) by a broadcast, then one merged dim.
+Tensor repeat(const Tensor& x, const Shape& repeats, Site where) {
+  if (static_cast<int64_t>(repeats.size()) < x.dim())
+    fail("repeat", "{} repeats for {}: give at least one per dim", repeats.size(), x.describe());
+  for (int64_t r : repeats)
+    if (r < 0) fail("repeat", "repeats {} has a negative count", shape_str(repeats));
+  Shape padded(repeats.size() - static_cast<size_t>(x.dim()), 1);
+  padded.insert(padded.end(), x.shape().begin(), x.shape().end());
+  Shape pairs_in, pairs_out, out_shape;
+  for (size_t k = 0; k < padded.size(); ++k) {
+    pairs_in.insert(pairs_in.end(), {1, padded[k]});
+    pairs_out.insert(pairs_out.end(), {repeats[k], padded[k]});
+    out_shape.push_back(repeats[k] * padded[k]);
+  }
+  return expand(x.reshape(pairs_in, where), pairs_out, where).reshape(out_shape, where);
+}
+
+Tensor tile(const Tensor& x, const Shape& reps, Site where) {
+  Shape full(static_cast<size_t>(std::max<int64_t>(0, x.dim() - static_cast<int64_t>(reps.size()))), 1);
+  full.insert(full.end(), reps.begin(), reps.end());
+  return repeat(x, full, where);
+}
+
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim, Site where) {
+  if (repeats < 0) fail("repeat_interleave", "repeats is {}; it must be 0 or more", repeats);
+  if (!dim) return repeat_interleave(x.reshape({-1}, where), repeats, 0, where);
+  const int64_t d = wrap_dim("repeat_interleave", *dim, x.shape());
+  if (x.dim() == 0) return repeat_interleave(x.reshape({1}, where), repeats, 0, where);
+  Shape out_shape = x.shape();
+  if (__builtin_mul_overflow(x.size(d), repeats, &out_shape[d]))
+    fail("repeat_interleave", "{} repeats of dim {} of {} overflow int64; give fewer", repeats, d, x.describe());
+  check_shape("repeat_interleave", out_shape, x.dtype());
+  Tensor index;
+  try {  // the index list itself is as long as the result's dim
+    std::vector<int64_t> idx;
+    idx.reserve(static_cast<size_t>(out_shape[d]));
+    for (int64_t i = 0; i < x.size(d); ++i)
+      for (int64_t r = 0; r < repeats; ++r) idx.push_back(i);
+    index = ids(idx, x.device());
+  } catch (const std::bad_alloc&) {
+    fail("repeat_interleave", "{} repeats of dim {} of {} make {} entries, more than this machine can hold; give fewer",
+         repeats, d, x.describe(), out_shape[d]);
+  }
+  return index_select(x, d, index, where);
+}
 
 Tensor flatten(const Tensor& x, int64_t start, int64_t end, Site where) {
   if (x.dim() == 0) return x.reshape({1}, where);

@@ -4,6 +4,9 @@
 // Each is a composition of recorded ops (ops/rearrange.cpp says which), so each has their
 // backward, tangent and second order, on every device they run on.
 #pragma once
+#include <optional>
+#include <vector>
+
 #include "engine/tensor.h"
 
 namespace hg {
@@ -26,6 +29,15 @@ Tensor diag(const Tensor& x, int64_t offset = 0, Site where = Site::current());
 // `offset`; the rest zero (an infinity or NaN there too, as PyTorch).
 Tensor tril(const Tensor& x, int64_t offset = 0, Site where = Site::current());
 Tensor triu(const Tensor& x, int64_t offset = 0, Site where = Site::current());
+// The tensors (one shape) joined along a new dim.
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0, Site where = Site::current());
+// x tiled `repeats[k]` times along dim k (repeats may have more dims than x: x gains leading dims
+// of 1 first); tile is the same with fewer repeats allowed (leading 1s added to them).
+Tensor repeat(const Tensor& x, const Shape& repeats, Site where = Site::current());
+Tensor tile(const Tensor& x, const Shape& reps, Site where = Site::current());
+// Each entry along dim taken `repeats` times in a row (x flattened when dim is absent).
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                         Site where = Site::current());
 // Dims start..end (inclusive) merged into one; its inverse splits dim into `sizes` (one may be −1).
 Tensor flatten(const Tensor& x, int64_t start = 0, int64_t end = -1, Site where = Site::current());
 Tensor unflatten(const Tensor& x, int64_t dim, const Shape& sizes, Site where = Site::current());

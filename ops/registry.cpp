@@ -70,6 +70,13 @@ std::span<const ComposedOp> composed_ops() {
       {"unflatten", "reshape", "ops/rearrange.cpp"},
       {"movedim", "permute", "ops/rearrange.cpp"},
       {"narrow", "slice", "ops/rearrange.cpp"},
+      {"maximum", "where, where, and (a + b)/2 where equal: the tie's gradient shared", "ops/compare.cpp"},
+      {"minimum", "where, where, and (a + b)/2 where equal: the tie's gradient shared", "ops/compare.cpp"},
+      {"lerp", "sub, mul, add", "ops/compare.cpp"},
+      {"stack", "unsqueeze, concat", "ops/rearrange.cpp"},
+      {"repeat", "reshape, expand (its backward sums the copies), reshape", "ops/rearrange.cpp"},
+      {"tile", "repeat", "ops/rearrange.cpp"},
+      {"repeat_interleave", "index_select with each index repeated", "ops/rearrange.cpp"},
       {"clamp", "where, bound by bound (beyond it: the bound; at a tensor bound's tie: (x + bound)/2, shared); the comparisons record nothing", "ops/compare.cpp"},
   };
   return ops;

@@ -13,6 +13,7 @@ indexing, repr, NumPy input); every computation happens in C++.
 """
 
 import builtins as _builtins
+import os as _os
 from collections import namedtuple as _namedtuple
 
 import numpy as _np
@@ -54,8 +55,8 @@ from .graph import draw, to_dot  # noqa: E402
 from .page import live_page, live_page_available, to_html  # noqa: E402
 from . import _rearrange  # noqa: E402
 from ._rearrange import (amax, amin, argmin, cumsum, diag, diagonal, flatten, flip, index_select,  # noqa: E402
-                         logsumexp, masked_select, min, movedim, moveaxis, narrow, roll, std, tril, triu, unflatten,  # noqa: A004
-                         var)
+                         lerp, logsumexp, masked_select, maximum, min, minimum, movedim, moveaxis, narrow,  # noqa: A004
+                         repeat_interleave, roll, stack, std, tile, tril, triu, unflatten, var)
 
 _rearrange.attach()
 from . import _compare  # noqa: E402
@@ -210,6 +211,77 @@ def randn(*size, generator=None, seed=None, dtype=None, requires_grad=False):
     return out.requires_grad_() if requires_grad else out
 
 
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform draws in [0, 1), from hg.manual_seed's generator unless one is given."""
+    out = _C._rand(_size(size, "rand"), generator or _default_generator, float32 if dtype is None else dtype)
+    out = out.to(device) if device not in (None, "cpu") else out
+    return out.requires_grad_() if requires_grad else out
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None):
+    """randint(high, size) or randint(low, high, size): integers uniform in [low, high), int64."""
+    if size is not None:
+        args = args + (size,)
+    if len(args) == 2:
+        args = (0,) + args
+    if len(args) != 3:
+        raise TypeError("hg.randint: give randint(high, size) or randint(low, high, size)")
+    low, high, shape = args
+    for name, v in (("low", low), ("high", high)):
+        if isinstance(v, _builtins.bool) or not isinstance(v, (int, _np.integer)):
+            raise TypeError(f"hg.randint: {name} must be an int, got {v!r}")
+    if low >= high:
+        raise ValueError(f"hg.randint: low {low} must be below high {high}")
+    out = _C._randint(_size([shape], "randint"), generator or _default_generator, int(low), int(high))
+    if dtype is not None and dtype != int64:
+        out = out.to(dtype)
+    return out.to(device) if device not in (None, "cpu") else out
+
+
+def _fits_in_memory(op, count, itemsize):
+    """An hg.Error before any work when count entries of itemsize bytes, twice (a NumPy float64 array
+    first, then the tensor), exceed this machine's memory."""
+    try:
+        memory = _os.sysconf("SC_PAGE_SIZE") * _os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if 2 * count * itemsize > memory:
+        raise Error(f"{op}: {count} entries ({count * itemsize / 2**30:.3g} GiB, and a copy) do not fit in this "
+                    f"machine's {memory / 2**30:.3g} GiB; give smaller sizes")
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """The (n, m) identity: ones on the diagonal."""
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, _builtins.bool) or not isinstance(v, (int, _np.integer)) or v < 0:
+            raise TypeError(f"hg.eye: {name} must be an int of 0 or more, got {v!r}")
+    dtype = float32 if dtype is None else dtype
+    _require_dtype(dtype, "hg.eye")
+    _fits_in_memory("hg.eye", int(n) * int(m), 8)
+    out = tensor(_np.eye(int(n), int(m)), dtype=dtype)
+    out = out.to(device) if device not in (None, "cpu") else out
+    return out.requires_grad_() if requires_grad else out
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """steps numbers from start to end, evenly spaced (both ends included)."""
+    if isinstance(steps, _builtins.bool) or not isinstance(steps, (int, _np.integer)) or steps < 0:
+        raise TypeError(f"hg.linspace: steps must be an int of 0 or more, got {steps!r}")
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, _builtins.bool) or not isinstance(v, (int, _builtins.float, _np.integer, _np.floating)):
+            raise TypeError(f"hg.linspace: {name} must be a number, got {v!r}")
+    _fits_in_memory("hg.linspace", int(steps), 8)
+    out = tensor(_np.linspace(start, end, int(steps)), dtype=float32 if dtype is None else dtype)
+    out = out.to(device) if device not in (None, "cpu") else out
+    return out.requires_grad_() if requires_grad else out
+
+
+def full_like(x, fill_value, dtype=None, requires_grad=False):
+    _require_tensor(x, "hg.full_like")
+    return full(x.shape, fill_value, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
+
+
 # ---------------------------------------------------------------- Tensor, spelled as in PyTorch
 
 _max = _namedtuple("max", ["values", "indices"])
@@ -340,6 +412,7 @@ __all__ = [
     "trunc",
     "var", "std", "index_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
     "movedim", "moveaxis", "narrow", "masked_select", "amax", "amin", "min", "argmin", "logsumexp", "cumsum",
+    "stack", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "rand", "randint", "eye", "linspace", "full_like",
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "any", "all",
     "clamp", "clip",

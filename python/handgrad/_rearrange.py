@@ -204,7 +204,64 @@ def narrow(input, dim, start, length):
     return _C._narrow(input, _int("narrow", "dim", dim), _int("narrow", "start", start), _int("narrow", "length", length))
 
 
-FUNCTIONS = ["var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
+def stack(tensors, dim=0):
+    """The tensors (one shape) joined along a new dim."""
+    if not isinstance(tensors, (list, tuple)) or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError("stack(): tensors must be a list or tuple of handgrad Tensors")
+    return _C._stack(list(tensors), _int("stack", "dim", dim))
+
+
+def _sizes(op, sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
+        sizes = sizes[0]
+    return [_int(op, "sizes", s) for s in sizes]
+
+
+def repeat(input, *sizes):
+    """input tiled sizes[k] times along dim k: x.repeat(2, 1) or x.repeat((2, 1))."""
+    _tensor("repeat", input)
+    return _C._repeat(input, _sizes("repeat", sizes))
+
+
+def tile(input, dims):
+    """repeat, with fewer counts than dims allowed (leading 1s added)."""
+    _tensor("tile", input)
+    return _C._tile(input, _ints("tile", "dims", dims))
+
+
+def repeat_interleave(input, repeats, dim=None):
+    """Each entry along dim taken repeats times in a row (input flattened when dim is None)."""
+    _tensor("repeat_interleave", input)
+    if isinstance(repeats, Tensor):
+        raise TypeError("repeat_interleave(): a tensor of repeat counts is not supported yet; give one int")
+    return _C._repeat_interleave(input, _int("repeat_interleave", "repeats", repeats),
+                                 None if dim is None else _int("repeat_interleave", "dim", dim))
+
+
+def maximum(input, other):
+    """The larger of input and other elementwise (NaN wins; a tie shares the gradient)."""
+    _tensor("maximum", input)
+    return _C._maximum(input, _tensor("maximum", other))
+
+
+def minimum(input, other):
+    """The smaller of input and other elementwise (NaN wins; a tie shares the gradient)."""
+    _tensor("minimum", input)
+    return _C._minimum(input, _tensor("minimum", other))
+
+
+def lerp(input, end, weight):
+    """input + weight (end − input); weight a number or a tensor."""
+    _tensor("lerp", input)
+    _tensor("lerp", end)
+    if isinstance(weight, Tensor):
+        return _C._lerp(input, end, weight)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+        raise TypeError(f"lerp(): weight must be a number or a handgrad Tensor, not {type(weight).__name__}")
+    return _C._lerp_number(input, end, float(weight))
+
+
+FUNCTIONS = ["stack", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
              "movedim", "moveaxis", "narrow"]
 
 

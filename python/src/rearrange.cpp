@@ -17,6 +17,14 @@ void bind_rearrange(nb::module_& m) {
   m.def("_argmin", [](const Tensor& x, int64_t dim, bool keepdim) { return hg::argmin(x, dim, keepdim); });
   m.def("_logsumexp", [](const Tensor& x, const Shape& dims, bool keepdim) { return hg::logsumexp(x, dims, keepdim); });
   m.def("_cumsum", [](const Tensor& x, int64_t dim) { return hg::cumsum(x, dim); });
+  m.def("_stack", [](const std::vector<Tensor>& xs, int64_t dim) { return hg::stack(xs, dim); });
+  m.def("_repeat", [](const Tensor& x, const Shape& r) { return hg::repeat(x, r); });
+  m.def("_tile", [](const Tensor& x, const Shape& r) { return hg::tile(x, r); });
+  m.def("_repeat_interleave", [](const Tensor& x, int64_t r, std::optional<int64_t> dim) { return hg::repeat_interleave(x, r, dim); });
+  m.def("_maximum", [](const Tensor& a, const Tensor& b) { return hg::maximum(a, b); });
+  m.def("_minimum", [](const Tensor& a, const Tensor& b) { return hg::minimum(a, b); });
+  m.def("_lerp", [](const Tensor& a, const Tensor& b, const Tensor& w) { return hg::lerp(a, b, w); });
+  m.def("_lerp_number", [](const Tensor& a, const Tensor& b, double w) { return hg::lerp(a, b, w); });
   m.def("_masked_select", [](const Tensor& x, const Tensor& mask) { return hg::masked_select(x, mask); });
   m.def("_flip", [](const Tensor& x, const Shape& dims) { return hg::flip(x, dims); });
   m.def("_roll", [](const Tensor& x, const Shape& shifts, const Shape& dims) { return hg::roll(x, shifts, dims); });

@@ -191,3 +191,59 @@ def test_logsumexp_of_infinities_and_mask_reading():
         hg.zeros(0, 2).amax(0)
     with pytest.raises(hg.Error, match="broadcast|shape"):
         hg.zeros(2, 3)[hg.tensor([True, False])]
+
+
+OTHER = np.random.default_rng(2).standard_normal((3, 4))
+MORE = [
+    ("stack", lambda x: hg.stack([x, x * 2], 1), lambda a: np.stack([a, a * 2], 1), lambda t: torch.stack([t, t * 2], 1), (2, 3)),
+    ("repeat", lambda x: x.repeat(2, 1, 2), lambda a: np.tile(a, (2, 1, 2)), lambda t: t.repeat(2, 1, 2), (2, 3)),
+    ("tile", lambda x: hg.tile(x, (2,)), lambda a: np.tile(a, (2,)), lambda t: torch.tile(t, (2,)), (2, 3)),
+    ("repeat_interleave", lambda x: x.repeat_interleave(2, dim=0), lambda a: np.repeat(a, 2, 0),
+     lambda t: t.repeat_interleave(2, dim=0), (3, 2)),
+    ("repeat_interleave flat", lambda x: hg.repeat_interleave(x, 3), lambda a: np.repeat(a, 3),
+     lambda t: torch.repeat_interleave(t, 3), (2, 2)),
+    ("maximum", lambda x: hg.maximum(x, x.detach() * 0 + 0.1), lambda a: np.maximum(a, 0.1),
+     lambda t: torch.maximum(t, t.detach() * 0 + 0.1), (3, 4)),
+    ("minimum", lambda x: x.minimum(hg.tensor(OTHER, dtype=hg.float64)), lambda a: np.minimum(a, OTHER),
+     lambda t: t.minimum(torch.tensor(OTHER)), (3, 4)),
+    ("lerp", lambda x: hg.lerp(x, hg.tensor(OTHER[0], dtype=hg.float64), 0.25), lambda a: a + 0.25 * (OTHER[0] - a),
+     lambda t: torch.lerp(t, torch.tensor(OTHER[0]), 0.25), (4,)),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref,theirs,shape", MORE, ids=[c[0] for c in MORE])
+def test_more_values_gradients_and_pytorch(name, fn, ref, theirs, shape):
+    test_values_gradients_and_pytorch(name, fn, ref, theirs, shape)
+
+
+def test_maximum_ties_and_nan_as_pytorch():
+    a = hg.tensor([1.0, 2.0, float("nan")], dtype=hg.float64, requires_grad=True)
+    b = hg.tensor([1.0, 3.0, 0.0], dtype=hg.float64, requires_grad=True)
+    y = hg.maximum(a, b)
+    assert y.tolist()[:2] == [1.0, 3.0] and np.isnan(y.tolist()[2])
+    y[:2].sum().backward()
+    assert a.grad.tolist() == [0.5, 0.0, 0.0] and b.grad.tolist() == [0.5, 1.0, 0.0]
+
+
+def test_creation():
+    hg.manual_seed(3)
+    r = hg.rand(2, 3, dtype=hg.float64)
+    assert tuple(r.shape) == (2, 3) and 0 <= r.amin().item() and r.amax().item() < 1
+    i = hg.randint(5, 10, (1000,))
+    assert i.dtype == hg.int64
+    v = np.array(i.tolist())
+    assert v.min() >= 5 and v.max() <= 9 and len(set(v.tolist())) == 5
+    assert hg.randint(3, size=(2, 2)).tolist() != [] and np.array(hg.randint(3, (50,)).tolist()).max() <= 2
+    assert hg.eye(2, 3).tolist() == [[1, 0, 0], [0, 1, 0]] and hg.eye(2).dtype == hg.float32
+    assert np.allclose(hg.linspace(0, 1, 5).tolist(), [0, 0.25, 0.5, 0.75, 1])
+    assert hg.full_like(r, 7).tolist() == [[7.0] * 3] * 2 and hg.full_like(r, 7).dtype == hg.float64
+    with pytest.raises(ValueError):
+        hg.randint(3, 3, (2,))
+    with pytest.raises(TypeError):
+        hg.randint(0.5, (2,))
+    with pytest.raises(TypeError):
+        hg.eye(-1)
+    with pytest.raises(hg.Error, match="shape"):
+        hg.stack([hg.zeros(2), hg.zeros(3)])
+    with pytest.raises(hg.Error, match="repeats"):
+        hg.zeros(2, 3).repeat(2)

@@ -43,6 +43,16 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"clamp", "tensor bounds, broadcast", [](const V& x) { return clamp(x[0], x[1], x[2]); },
                  {tensor({-2, -0.3, 0.1, 0.4, 1.5, 3}, {2, 3}, DType::f64).requires_grad_(),
                   tensor({-1, 0, 0.2}, {3}, DType::f64).requires_grad_(), tensor({2.5}, {1}, DType::f64).requires_grad_()}});
+  out.push_back({"maximum", "broadcast (2, 3) and (3,)", [](const V& x) { return maximum(x[0], x[1]); },
+                 {leaf({2, 3}, gen), leaf({3}, gen)}});
+  out.push_back({"minimum", "(3, 2) and (3, 2)", [](const V& x) { return minimum(x[0], x[1]); }, {leaf({3, 2}, gen), leaf({3, 2}, gen)}});
+  out.push_back({"lerp", "tensor weight, broadcast", [](const V& x) { return lerp(x[0], x[1], x[2]); },
+                 {leaf({2, 3}, gen), leaf({3}, gen), leaf({2, 1}, gen)}});
+  out.push_back({"lerp", "weight 0.3", [](const V& x) { return lerp(x[0], x[1], 0.3); }, {leaf({2, 3}, gen), leaf({2, 3}, gen)}});
+  out.push_back({"stack", "dim 1", [](const V& x) { return stack({x[0], x[1], x[0]}, 1); }, {leaf({2, 3}, gen), leaf({2, 3}, gen)}});
+  out.push_back({"repeat", "(2, 3) by (2, 1, 2)", [](const V& x) { return repeat(x[0], {2, 1, 2}); }, {leaf({2, 3}, gen)}});
+  out.push_back({"tile", "(2, 3) by (2,)", [](const V& x) { return tile(x[0], {2}); }, {leaf({2, 3}, gen)}});
+  out.push_back({"repeat_interleave", "2 along dim 0", [](const V& x) { return repeat_interleave(x[0], 2, 0); }, {leaf({3, 2}, gen)}});
   out.push_back({"narrow", "dim 1 from -3, 2 long", [](const V& x) { return narrow(x[0], 1, -3, 2); }, {leaf({2, 5}, gen)}});
 }
 
