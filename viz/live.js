@@ -213,6 +213,23 @@
   $("mode").addEventListener("change", () => { live.mode = $("mode").value; controls(); recompute(); });
   $("jvp").addEventListener("change", () => { readJvp(); recompute(); });
   $("reset").addEventListener("click", reset);
+  // For a check of its own (docs/page.md): set inputs as a person would, read what the page shows.
+  live.set = (inputs) => {
+    for (const k of ["Q", "K", "V"]) if (inputs[k]) live[k] = copy(inputs[k]);
+    for (const k of ["mask", "scale", "loss", "fault"]) if (inputs[k] !== undefined) live[k] = inputs[k];
+    editors();
+    controls();
+    recompute();
+    return live.error === null;
+  };
+  // {label: its whole gradient, row-major} for every gradient the page's steps show (Q, K, V, S, ...).
+  live.gradients = () => {
+    const out = {};
+    if (!live.last || !live.last.ok) return out;
+    for (const step of live.last.page[0].steps)
+      for (const g of step.gin) out[g.label] = (g.total || g.values).map(num);
+    return out;
+  };
   live.recompute = recompute;
   live.reset = reset;
   editors();

@@ -226,6 +226,14 @@ def main():
         check(computed(driver) == before, "a word typed into Q recomputes nothing")
         check("is not a number" in driver.find_element(By.ID, "live-status").text, "a word typed into Q is refused")
 
+        # The script API gives what the page shows: set the edited case again, read the gradients.
+        state = driver.execute_script("return {Q: hgLive.Q, K: hgLive.K, V: hgLive.V, loss: hgLive.loss,"
+                                      " mask: hgLive.mask, scale: hgLive.scale}")
+        grads = driver.execute_script("return hgLive.set(arguments[0]) && hgLive.gradients()", state)
+        shown, _ = shown_gradients(driver)
+        check(bool(grads) and all(close(grads[k], shown[k], BOUND) for k in ("Q", "K", "V", "S")),
+              "hgLive.gradients() is what the page shows")
+
         # Back to the text; each fault turns its own step red first.
         click(driver, "#reset")
         check(driver.find_element(By.ID, "text-verdict").text.startswith("21 numbers"), "reset brings the text's numbers back")
