@@ -5,6 +5,7 @@
 // (ops/indexing.cpp) adds each incoming gradient row back into the row it came from:
 //   forward  out[k, ...] = x[index[k], ...]        backward  dx[i, ...] = Σ_{k: index[k] = i} g[k, ...]
 //   tangent  ȯ = index_select(ẋ)                  (linear in x)
+// (An int or bool tensor carries no gradient: its rows are copied as they are.)
 // flip, roll, diagonal and diag are index_select with the index that says where each entry comes
 // from; tril and triu keep x where a fixed mask is true (where: the gradient passes there only);
 // flatten, unflatten, movedim and narrow are reshape, permute and slice. So each has the backward,
@@ -13,11 +14,13 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <new>
 #include <numeric>
 
 #include "engine/dims.h"
 #include "engine/error.h"
+#include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/indexing.h"
 
@@ -28,6 +31,22 @@ namespace {
 Tensor ids(const std::vector<int64_t>& v, Device device) {
   std::vector<double> d(v.begin(), v.end());
   return tensor(d, {static_cast<int64_t>(v.size())}, DType::i64).to(device);
+}
+
+bool is_float(const Tensor& x) { return x.dtype() == DType::f32 || x.dtype() == DType::f64; }
+
+// Rows `rows` of an (n, rest) table of ints or bools (no gradient to carry), copied as they are.
+Tensor copy_rows(const Tensor& table, const std::vector<int64_t>& rows) {
+  NoGradGuard ng;
+  const Tensor t = table.detach().to(Device::cpu).contiguous();
+  const int64_t rest = t.size(1);
+  const size_t row_bytes = static_cast<size_t>(rest) * dtype_size(t.dtype());
+  Tensor out = empty({static_cast<int64_t>(rows.size()), rest}, t.dtype());
+  const char* from = static_cast<const char*>(t.raw_data());
+  char* to = static_cast<char*>(out.raw_data());
+  for (size_t k = 0; k < rows.size() && row_bytes > 0; ++k)
+    std::memcpy(to + k * row_bytes, from + static_cast<size_t>(rows[k]) * row_bytes, row_bytes);
+  return out.to(table.device());
 }
 
 // The permutation that moves dim `from` to place `to`, the others keeping their order.
@@ -61,7 +80,9 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index, Site wher
   picked_shape[0] = static_cast<int64_t>(rows.size());
   const int64_t rest = n == 0 ? 0 : x.numel() / n;
   const Tensor table = front.reshape({n, rest}, where);
-  const Tensor picked = embedding(table, ids(rows, x.device()), where).reshape(picked_shape, where);
+  // A float table through embedding, whose backward adds each row back; ints and bools as a copy.
+  const Tensor picked = (is_float(x) ? embedding(table, ids(rows, x.device()), where) : copy_rows(table, rows))
+                            .reshape(picked_shape, where);
   Shape back(static_cast<size_t>(x.dim()));  // the inverse of `order`
   for (int64_t d = 0; d < x.dim(); ++d) back[order[d]] = d;
   Tensor out = picked.permute(back, where);
@@ -77,13 +98,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask, Site where) {
   std::vector<int64_t> chosen;
   for (size_t i = 0; i < m.size(); ++i)
     if (m[i]) chosen.push_back(static_cast<int64_t>(i));
-  const Tensor flat = expand(x, shape, where).reshape({-1}, where);
-  if (x.dtype() == DType::f32 || x.dtype() == DType::f64) return index_select(flat, 0, ids(chosen, x.device()), where);
-  // ids and masks: no gradient, so a plain copy of the chosen entries
-  const std::vector<double> all = flat.to(Device::cpu).to(DType::f64).to_vector();
-  std::vector<double> picked;
-  for (int64_t i : chosen) picked.push_back(all[static_cast<size_t>(i)]);
-  return tensor(picked, {static_cast<int64_t>(picked.size())}, x.dtype()).to(x.device());
+  return index_select(expand(x, shape, where).reshape({-1}, where), 0, ids(chosen, x.device()), where);
 }
 
 Tensor flip(const Tensor& x, const Shape& dims, Site where) {
@@ -163,6 +178,15 @@ Tensor triangle(const char* op, const Tensor& x, int64_t offset, bool lower, Sit
   std::vector<double> keep(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) keep[r * cols + c] = lower ? (c - r <= offset) : (c - r >= offset);
+  if (!is_float(x)) {  // ints and bools (a mask built with triu, as the text does): no gradient, zeros written
+    NoGradGuard ng;
+    Tensor out = x.detach().to(Device::cpu).contiguous().clone();
+    const size_t size = dtype_size(x.dtype());
+    char* p = static_cast<char*>(out.raw_data());
+    for (int64_t e = 0; e < out.numel(); ++e)
+      if (!keep[static_cast<size_t>(e % (rows * cols))]) std::memset(p + static_cast<size_t>(e) * size, 0, size);
+    return out.to(x.device());
+  }
   const Tensor mask = tensor(keep, {rows, cols}, DType::b8).to(x.device());
   return hg::where(mask, x, zeros({}, x.dtype(), x.device()), where);
 }

@@ -198,12 +198,7 @@
     jvpOptions();
     recompute();
   }
-  function reset() {
-    Object.assign(live, { Q: copy(TEXT.Q), K: copy(TEXT.K), V: copy(TEXT.V), mask: true, scale: true, loss: [2, 1], fault: "none" });
-    editors();
-    controls();
-    recompute();
-  }
+  const reset = () => live.set({ ...TEXT, mask: true, scale: true, loss: [2, 1], fault: "none" });
 
   document.addEventListener("input", onEdit);
   for (const id of ["tokens", "dk", "dv"]) $(id).addEventListener("change", reshape);

@@ -247,3 +247,13 @@ def test_creation():
         hg.stack([hg.zeros(2), hg.zeros(3)])
     with pytest.raises(hg.Error, match="repeats"):
         hg.zeros(2, 3).repeat(2)
+
+
+def test_the_texts_mask_and_int_rearranging():
+    T = 4
+    future = hg.triu(hg.ones(T, T, dtype=hg.bool), diagonal=1)  # Module 6's line, with hg for torch
+    assert future.dtype == hg.bool and future.tolist() == np.triu(np.ones((T, T), bool), 1).tolist()
+    ids = hg.tensor([[1, 2, 3], [4, 5, 6]])
+    assert ids.flip(1).tolist() == [[3, 2, 1], [6, 5, 4]] and ids.roll(1).tolist() == [[6, 1, 2], [3, 4, 5]]
+    assert ids.tril().tolist() == [[1, 0, 0], [4, 5, 0]] and ids.diagonal().tolist() == [1, 5]
+    assert ids.repeat_interleave(2, dim=0).tolist() == [[1, 2, 3], [1, 2, 3], [4, 5, 6], [4, 5, 6]]

@@ -6,7 +6,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "handgrad.h"
@@ -230,3 +234,32 @@ TEST_CASE("a view's node names its caller's line as its call site, not the libra
 }
 
 #endif
+
+TEST_CASE("the live page: its module read and inlined, or a refusal that says how to build it") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("handgrad-live-{}", ::getpid());
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  auto message = [](const std::string& path) {
+    try {
+      hg::read_live_module(path);
+    } catch (const hg::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(message((dir / "missing.js").string()).find("its WebAssembly module is not at") != std::string::npos);
+  CHECK(message((dir / "missing.js").string()).find("Emscripten") != std::string::npos);
+  CHECK(message(write("other.js", "var x = 1;")).find("is not the live page's module") != std::string::npos);
+  CHECK(message(write("ends.js", "var handgradLive = '</script>';")).find("would end the page's script") !=
+        std::string::npos);
+  const std::string js = hg::read_live_module(write("ok.js", "var handgradLive = () => 1;"));
+  const std::string page = hg::live_page_html(js);
+  CHECK(page.find(js) != std::string::npos);
+  CHECK(page.find("connect-src data:") != std::string::npos);
+  CHECK(page.find("id=\"edit-Q\"") != std::string::npos);
+  fs::remove_all(dir);
+}
