@@ -168,6 +168,7 @@ __device__ T binary_value(int code, T a, T b) {
       const double x = static_cast<double>(b), e = exp(-fabs(x));
       return a * static_cast<T>(x >= 0 ? 1 / (1 + e) : e / (1 + e));
     }
+    case kPowTensor: return pow(a, b);
     default: return static_cast<T>(NAN);
   }
 }

@@ -68,10 +68,11 @@ enum BinaryCode : int {
   kTanhBackward,  // (g, y) -> g (1 − y²), y = tanh x
   kGeluBackward,  // (g, x) -> g (Φ(x) + x φ(x))
   kSoftplusBackward,  // (g, x) -> g σ(x)
+  kPowTensor,     // a^b
   kBinaryCount
 };
 inline constexpr const char* kBinaryNames[] = {
-    "add", "sub", "mul", "div", "relu_backward", "tanh_backward", "gelu_backward", "softplus_backward",
+    "add", "sub", "mul", "div", "relu_backward", "tanh_backward", "gelu_backward", "softplus_backward", "pow_tensor",
 };
 static_assert(sizeof(kBinaryNames) / sizeof(kBinaryNames[0]) == kBinaryCount, "a name for each BinaryCode, in order");
 

@@ -139,6 +139,8 @@ Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Site where) {
   // Beyond a bound the bound is chosen; where x equals it the value is both, and the gradient is
   // shared half and half (PyTorch's rule for tensor bounds).
   auto limit = [where](const Tensor& v, const Tensor& bound, bool lower) {
+    if (!is_floating(v.dtype()) && !is_floating(bound.dtype()))  // integers: no gradient to share
+      return hg::where(lower ? lt(v, bound) : gt(v, bound), bound, v, where);
     const Tensor tie = mul(add(v, bound, where), 0.5, where);
     const Tensor beyond = lower ? lt(v, bound) : gt(v, bound), within = lower ? gt(v, bound) : lt(v, bound);
     return hg::where(beyond, bound, hg::where(within, v, tie, where), where);
@@ -151,9 +153,11 @@ Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Site where) {
 
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi, Site where) {
   require("clamp", x, "the input");
-  if (x.dtype() != DType::f32 && x.dtype() != DType::f64)
-    fail("clamp", "{} is not floating point; clamp takes float32 or float64", x.describe());
+  if (x.dtype() == DType::b8) fail("clamp", "{} is bool; clamp takes numbers (convert with .long() or .float())", x.describe());
   if (!lo && !hi) fail("clamp", "give min or max (or both)");
+  auto whole = [](std::optional<double> b) { return !b || (std::isfinite(*b) && *b == std::trunc(*b)); };
+  if (!is_floating(x.dtype()) && !(whole(lo) && whole(hi)))  // an int tensor with a fractional bound: float32
+    return clamp(x.to(DType::f32), lo, hi, where);
   // A number bound takes x's place from the bound on (x ≤ lo, x ≥ hi), so the gradient passes
   // strictly inside (PyTorch's rule for number bounds).
   Tensor out = x;

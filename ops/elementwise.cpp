@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 #include "cuda/ops.h"
 #include "engine/error.h"
@@ -19,6 +20,7 @@
 #include "ops/broadcast.h"
 #include "ops/cpu_map.h"
 #include "ops/device.h"
+#include "ops/integer.h"
 #include "ops/registry.h"
 #include "ops/tangent.h"
 
@@ -39,6 +41,23 @@ Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor
   }, HG_CUDA(cuda::binary(kind, a.detach(), b.detach())));
 }
 
+// PyTorch's promotion where an operand is int64 or bool (ops/integer.h): beside a float it becomes
+// that float (it carries no gradient); two integers take integer arithmetic, or float32 to divide.
+// Two floats of different widths stay the library's dtype-mismatch error. Empty when both are float.
+using Binary = Tensor (*)(const Tensor&, const Tensor&, Site);
+std::optional<Tensor> promoted(const char* op, IntArith kind, Binary f, const Tensor& a, const Tensor& b, Site where) {
+  if (!a.defined() || !b.defined() || (is_floating(a.dtype()) && is_floating(b.dtype()))) return std::nullopt;
+  if (is_floating(a.dtype())) return f(a, b.to(a.dtype()), where);
+  if (is_floating(b.dtype())) return f(a.to(b.dtype()), b, where);
+  if (f == &div) return f(a.to(DType::f32), b.to(DType::f32), where);
+  const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
+  return integer_binary(op, kind, expand(a, shape), expand(b, shape));
+}
+
+// A number beside an int64 or bool tensor: a whole one keeps it integer, another makes it float32.
+bool whole(double s) { return std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18; }
+bool integral(const Tensor& a) { return a.defined() && !is_floating(a.dtype()); }
+
 }  // namespace
 
 // ---------------------------------------------------------------- add, sub
@@ -47,6 +66,7 @@ Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor
 constexpr OpDef kAdd{.name = "add", .saves_nothing = "dA = sum_to(g)", .derivation = "ops/elementwise.cpp",
                      .tangent = "ȯ = ȧ + ḃ"};
 Tensor add(const Tensor& a, const Tensor& b, Site where) {
+  if (auto r = promoted(kAdd.c_str(), IntArith::add, &add, a, b, where)) return *r;
   Tensor out = map2(kAdd.c_str(), cuda::kAdd, a, b, [](auto x, auto y) { return x + y; },
                     &cpu::Kernels::vadd);
   if (should_record({a, b})) {
@@ -60,6 +80,7 @@ Tensor add(const Tensor& a, const Tensor& b, Site where) {
 
 constexpr OpDef kSub{.name = "sub", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ − ḃ"};
 Tensor sub(const Tensor& a, const Tensor& b, Site where) {
+  if (auto r = promoted(kSub.c_str(), IntArith::sub, &sub, a, b, where)) return *r;
   Tensor out = map2(kSub.c_str(), cuda::kSub, a, b, [](auto x, auto y) { return x - y; },
                     &cpu::Kernels::vsub);
   if (should_record({a, b})) {
@@ -81,6 +102,7 @@ constexpr OpDef kMul{.name = "mul",
                      .saves = {{"left operand a", "d/db (a b) = a"}, {"right operand b", "d/da (a b) = b"}},
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ b + a ḃ"};
 Tensor mul(const Tensor& a, const Tensor& b, Site where) {
+  if (auto r = promoted(kMul.c_str(), IntArith::mul, &mul, a, b, where)) return *r;
   Tensor out = map2(kMul.c_str(), cuda::kMul, a, b, [](auto x, auto y) { return x * y; },
                     &cpu::Kernels::vmul);
   if (should_record({a, b})) {
@@ -102,6 +124,7 @@ constexpr OpDef kDiv{.name = "div",
                      .saves = {{"numerator a", "d/db (a/b) = −a/b²"}, {"denominator b", "both derivatives divide by it"}},
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = (ȧ − out ḃ) / b"};
 Tensor div(const Tensor& a, const Tensor& b, Site where) {
+  if (auto r = promoted(kDiv.c_str(), IntArith::mul, &div, a, b, where)) return *r;
   Tensor out = map2(kDiv.c_str(), cuda::kDiv, a, b, [](auto x, auto y) { return x / y; },
                     &cpu::Kernels::vdiv);
   if (should_record({a, b})) {
@@ -125,6 +148,8 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
 
 constexpr OpDef kAddScalar{.name = "add_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ"};
 Tensor add(const Tensor& a, double s, Site where) {
+  if (integral(a))
+    return whole(s) ? integer_scalar(kAddScalar.c_str(), IntArith::add, a, static_cast<int64_t>(s)) : add(a.to(DType::f32), s, where);
   Tensor out = unary_map(kAddScalar, cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
     record(kAddScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -136,6 +161,8 @@ Tensor add(const Tensor& a, double s, Site where) {
 constexpr OpDef kMulScalar{.name = "mul_scalar", .saves_nothing = "the scalar", .derivation = "ops/elementwise.cpp",
                            .tangent = "ȯ = s ȧ"};
 Tensor mul(const Tensor& a, double s, Site where) {
+  if (integral(a))
+    return whole(s) ? integer_scalar(kMulScalar.c_str(), IntArith::mul, a, static_cast<int64_t>(s)) : mul(a.to(DType::f32), s, where);
   Tensor out = unary_map(kMulScalar, cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
     record(kMulScalar, {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -146,6 +173,8 @@ Tensor mul(const Tensor& a, double s, Site where) {
 
 constexpr OpDef kRsubScalar{.name = "rsub_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ȧ"};
 Tensor rsub(const Tensor& a, double s, Site where) {
+  if (integral(a))
+    return whole(s) ? integer_scalar(kRsubScalar.c_str(), IntArith::sub, a, static_cast<int64_t>(s), true) : rsub(a.to(DType::f32), s, where);
   Tensor out = unary_map(kRsubScalar, cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
     record(kRsubScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -157,6 +186,7 @@ Tensor rsub(const Tensor& a, double s, Site where) {
 constexpr OpDef kRdivScalar{.name = "rdiv_scalar", .saves = {{"denominator a", "d(s/a) = −s/a²"}},
                             .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −out ȧ / a"};
 Tensor rdiv(const Tensor& a, double s, Site where) {
+  if (integral(a)) return rdiv(a.to(DType::f32), s, where);
   Tensor out = unary_map(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record(kRdivScalar, {a}, {out}, {save(a, "denominator a")},
@@ -170,6 +200,10 @@ Tensor rdiv(const Tensor& a, double s, Site where) {
 
 constexpr OpDef kNeg{.name = "neg", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ẋ"};
 Tensor neg(const Tensor& x, Site where) {
+  if (integral(x)) {
+    if (x.dtype() == DType::b8) fail("neg", "{} is bool; negation is not defined on bools (use logical_not)", x.describe());
+    return integer_scalar(kNeg.c_str(), IntArith::sub, x, 0, true);
+  }
   Tensor out = unary_map(kNeg, cuda::kNeg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
     record(kNeg, {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {

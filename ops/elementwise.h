@@ -69,7 +69,10 @@ inline Tensor operator-(const Tensor& a, double s) { return add(a, -s); }
 inline Tensor operator-(double s, const Tensor& a) { return rsub(a, s); }
 inline Tensor operator*(const Tensor& a, double s) { return mul(a, s); }
 inline Tensor operator*(double s, const Tensor& a) { return mul(a, s); }
-inline Tensor operator/(const Tensor& a, double s) { return mul(a, 1.0 / s); }
+// An int64 or bool tensor divides as float32 (true division), as in PyTorch.
+inline Tensor operator/(const Tensor& a, double s) {
+  return mul(a.defined() && !is_floating(a.dtype()) ? a.to(DType::f32) : a, 1.0 / s);
+}
 inline Tensor operator/(double s, const Tensor& a) { return rdiv(a, s); }
 
 }  // namespace hg

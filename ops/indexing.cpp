@@ -18,6 +18,7 @@
 #include "engine/tape.h"
 #include "ops/broadcast.h"
 #include "ops/device.h"
+#include "ops/integer.h"
 #include "ops/registry.h"
 #include "ops/tangent.h"
 
@@ -44,7 +45,6 @@ bool broadcasts_to(const Shape& s, const Shape& to) {
   return true;
 }
 
-// "[1, 0]": the multi-index of row-major position `flat` in `shape`.
 }  // namespace
 
 // ---------------------------------------------------------------- masked_fill
@@ -64,7 +64,6 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
     fail(op, "mask of shape {} does not broadcast to x's shape {} (each mask dimension must equal x's or be 1, "
          "aligned from the right, and the mask may not have more dimensions than x)",
          shape_str(mask.shape()), shape_str(x.shape()));
-
   Tensor out = on_device(op, {x, mask}, [&] {
     Tensor o = empty(x.shape(), x.dtype());
     const Shape mask_strides = broadcast_strides(op, mask, x.shape());
@@ -106,6 +105,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   require_defined(op, a, "input a");
   require_defined(op, b, "input b");
   require_mask(op, cond, "condition");
+  if (const DType f = is_floating(a.dtype()) ? a.dtype() : b.dtype(); !is_floating(a.dtype()) || !is_floating(b.dtype())) {
+    if (is_floating(f)) return where(cond, a.to(f), b.to(f), site);  // an int or bool side: PyTorch's promotion
+    const Shape s = broadcast_shapes(op, cond.shape(), broadcast_shapes(op, a.shape(), b.shape()));
+    return integer_where(expand(cond, s), expand(a, s), expand(b, s));  // ops/integer.h
+  }
   check_same_dtype_device(op, a, b);
   Shape shape;
   try {
@@ -180,7 +184,6 @@ Tensor recorded_scatter(const Tensor& g, const Tensor& indices, const Tensor& dw
   return dweight;
 }
 
-
 // The CPU kernels: the rows of weight (V, d) that indices name, and the scatter-add back.
 Tensor embedding_cpu(const Tensor& weight, const Tensor& indices) {
   const char* op = kEmbedding.c_str();
@@ -250,6 +253,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
     }, [&indices](const std::vector<Tensor>& d) { return std::vector<Tensor>{embedding(d[0], indices)}; }, where);
   }
   return out;
+}
+
+Tensor embedding_backward(const Tensor& g, const Tensor& indices, int64_t V) {
+  return recorded_scatter(g, indices, scatter_rows(g, indices, V));
 }
 
 // ---------------------------------------------------------------- concat
@@ -385,7 +392,6 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim, Site whe
 }
 
 // ---------------------------------------------------------------- the definitions, for the registry
-
 std::span<const OpDef* const> indexing_ops() {
   static const OpDef* const defs[] = {&kMaskedFill, &kWhere, &kEmbedding, &kEmbeddingBackward, &kConcat, &kSplit};
   return defs;

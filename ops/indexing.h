@@ -13,6 +13,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site where = 
 
 // weight (V, d), indices i64 (...) -> (..., d). Backward scatter-adds g rows into dweight.
 Tensor embedding(const Tensor& weight, const Tensor& indices, Site where = Site::current());
+// embedding's backward as an op (recorded): rows g (..., d) added into a (V, d) table at indices.
+Tensor embedding_backward(const Tensor& g, const Tensor& indices, int64_t V);
 
 // Join along `dim` (all other dimensions equal). Backward slices g back apart.
 Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where = Site::current());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "cuda/ops.h"
 #include "engine/dispatch.h"
@@ -80,18 +81,31 @@ Shape all_dims(const Tensor& x) {
 // tangent: linear, so ȯ[k] = sum_j ẋ[k, j]
 constexpr OpDef kSum{.name = "sum", .saves_nothing = "the gradient expands back", .derivation = "ops/reduce.cpp",
                      .tangent = "ȯ = sum(ẋ)"};
+// a + b; int64 wraps on overflow (as PyTorch's) rather than overflowing.
+template <typename T>
+T sum_step(T a, T b) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else
+    return a + b;
+}
+
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
+  if (x.defined() && !is_floating(x.dtype()) && (x.device() != Device::cpu || x.dtype() != DType::i64)) {
+    NoGradGuard ng;  // int64 and bool count in int64 on the CPU, exactly, with no gradient (PyTorch's)
+    return sum(x.to(Device::cpu).to(DType::i64), dims, keepdim, where).to(x.device());
+  }
   Plan p = plan("sum", x, dims, keepdim);
   Tensor out = on_device("sum", {x}, [&] {
     const Tensor rows = p.rows.contiguous();
     Tensor o = empty(p.out_shape, x.dtype());
-    dispatch_float(x.dtype(), "sum", [&]<typename T>() {
+    dispatch_any(x.dtype(), [&]<typename T>() {
       const T* in = rows.data_ptr<const T>();
       T* op = o.data_ptr<T>();
       parallel_for(p.nrows, p.ncols, [&](int64_t begin, int64_t end) {  // rows on threads; each row's sum in order
         for (int64_t i = begin; i < end; ++i) {
           T acc = 0;
-          for (int64_t j = 0; j < p.ncols; ++j) acc += in[i * p.ncols + j];
+          for (int64_t j = 0; j < p.ncols; ++j) acc = sum_step(acc, in[i * p.ncols + j]);
           op[i] = acc;
         }
       });

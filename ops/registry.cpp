@@ -10,7 +10,7 @@ const std::vector<const OpDef*>& op_registry() {
   static const std::vector<const OpDef*> ops = [] {
     std::vector<const OpDef*> all;
     for (std::span<const OpDef* const> file :
-         {view_defs(), elementwise_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), extrema_ops(), matmul_ops(), softmax_ops(), attention_ops(),
+         {view_defs(), elementwise_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), extrema_ops(), power_ops(), matmul_ops(), softmax_ops(), attention_ops(),
           indexing_ops(), loss_ops(), positional_ops(), attention_qkv_ops(), gradient_defs(), forward_defs()})
       all.insert(all.end(), file.begin(), file.end());
     return all;
@@ -54,6 +54,10 @@ std::string registry_markdown() {
 
 std::span<const ComposedOp> composed_ops() {
   static const ComposedOp ops[] = {
+      {"remainder", "div, floor (its gradient 0), mul, sub: da = g, db = −floor(a/b) g", "ops/division.cpp"},
+      {"gather", "reshape, index_select of the flat places index names (its backward adds g back there), reshape", "ops/gather.cpp"},
+      {"scatter_add", "index_select of src, embedding's backward as an op (adds src at the places), add", "ops/gather.cpp"},
+      {"scatter", "index_select of src, embedding's backward (places the last write to each), where", "ops/gather.cpp"},
       {"std", "var, sqrt", "ops/statistics.cpp"},
       {"amin", "neg, amax, neg", "ops/extrema.cpp"},
       {"min", "neg, max (one dim), neg: the gradient to the first minimum", "ops/extrema.cpp"},

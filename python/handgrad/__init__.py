@@ -54,9 +54,9 @@ from . import nn  # noqa: E402
 from .graph import draw, to_dot  # noqa: E402
 from .page import live_page, live_page_available, to_html  # noqa: E402
 from . import _rearrange  # noqa: E402
-from ._rearrange import (amax, amin, argmin, cumsum, diag, diagonal, flatten, flip, index_select,  # noqa: E402
+from ._rearrange import (amax, amin, argmin, cumsum, diag, diagonal, flatten, flip, gather, index_select,  # noqa: E402
                          lerp, logsumexp, masked_select, maximum, min, minimum, movedim, moveaxis, narrow,  # noqa: A004
-                         repeat_interleave, roll, stack, std, tile, tril, triu, unflatten, var)
+                         repeat_interleave, roll, scatter, scatter_add, stack, std, tile, tril, triu, unflatten, var)
 
 _rearrange.attach()
 from . import _compare  # noqa: E402
@@ -64,6 +64,11 @@ from ._compare import (all, any, clamp, clip, eq, ge, greater, greater_equal, gt
                        le, less, less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal, where)
 
 _compare.attach()
+from . import _arith  # noqa: E402
+from ._arith import (add, div, divide, floor_divide, mul, multiply, neg, negative, pow, remainder, sub,  # noqa: E402,A004
+                     subtract, true_divide)
+
+_arith.attach()
 from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 

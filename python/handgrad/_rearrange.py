@@ -261,7 +261,44 @@ def lerp(input, end, weight):
     return _C._lerp_number(input, end, float(weight))
 
 
-FUNCTIONS = ["stack", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
+def _index_of(op, index):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): index must be a handgrad int64 Tensor, not {type(index).__name__}")
+    return index
+
+
+def gather(input, dim, index):
+    """gather(input, dim, index): out[i][j][k] = input[i][index[i][j][k]][k] for dim 1, and so on;
+    out has index's shape. The gradient adds back into the entries read."""
+    _tensor("gather", input)
+    return _C._gather(input, _int("gather", "dim", dim), _index_of("gather", index))
+
+
+def scatter(input, dim, index, src=None, *, value=None):
+    """scatter(input, dim, index, src) or scatter(input, dim, index, value=v): a copy of input with
+    out[i][index[i][j][k]][k] = src[i][j][k] (dim 1); where index names a place twice the last
+    write is kept."""
+    _tensor("scatter", input)
+    dim, index = _int("scatter", "dim", dim), _index_of("scatter", index)
+    if src is not None and value is not None:
+        raise TypeError("scatter(): give src or value, not both")
+    if isinstance(src, Tensor):
+        return _C._scatter(input, dim, index, src)
+    v = value if src is None else src
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"scatter(): src must be a handgrad Tensor or value a number, not {type(v).__name__}")
+    return _C._scatter_value(input, dim, index, float(v))
+
+
+def scatter_add(input, dim, index, src):
+    """scatter_add(input, dim, index, src): a copy of input with src[i][j][k] added at
+    out[i][index[i][j][k]][k] (dim 1); repeated places add up."""
+    _tensor("scatter_add", input)
+    _tensor("scatter_add", src)
+    return _C._scatter_add(input, _int("scatter_add", "dim", dim), _index_of("scatter_add", index), src)
+
+
+FUNCTIONS = ["gather", "scatter", "scatter_add", "stack", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
              "movedim", "moveaxis", "narrow"]
 
 

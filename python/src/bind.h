@@ -18,7 +18,8 @@ namespace hgpy {
 
 void bind_dtypes(nb::module_& m);      // dtypes.cpp: hg.float32 ..., Generator, errors
 void bind_tensor(nb::module_& m);      // tensor.cpp: the Tensor class, factories, NumPy
-void bind_ops(nb::module_& m);         // ops.cpp: arithmetic, reductions, matmul, softmax
+void bind_ops(nb::module_& m);         // ops.cpp: the unary maps, reductions, matmul, softmax
+void bind_arith(nb::module_& m);       // arith.cpp: + − × / // % ** with tensors and numbers (forms: _arith.py)
 void bind_autograd(nb::module_& m);    // autograd.cpp: backward, grad, gradcheck, grad mode, grad_fn
 void bind_functional(nb::module_& m);  // functional.cpp: nn.functional's losses and attention
 void bind_interop(nb::module_& m);      // interop.cpp: DLPack both ways

@@ -11,6 +11,7 @@ NB_MODULE(_C, m) {
   hgpy::bind_dtypes(m);
   hgpy::bind_tensor(m);
   hgpy::bind_ops(m);
+  hgpy::bind_arith(m);
   hgpy::bind_autograd(m);
   hgpy::bind_functional(m);
   hgpy::bind_interop(m);

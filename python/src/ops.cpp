@@ -1,5 +1,5 @@
-// python/src/ops.cpp — arithmetic (with tensors and Python scalars on either side), the unary
-// maps, reductions, matmul and softmax, as Tensor methods and module functions.
+// python/src/ops.cpp — the unary maps, reductions, matmul and softmax, as Tensor methods and
+// module functions (the arithmetic operators are python/src/arith.cpp's).
 #include "bind.h"
 
 namespace hgpy {
@@ -58,22 +58,6 @@ void bind_ops(nb::module_& m) {
   auto tensor = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   const auto op = nb::is_operator();
   tensor
-      .def("__add__", [](const Tensor& a, const Tensor& b) { return hg::add(a, b); }, op)
-      .def("__add__", [](const Tensor& a, double s) { return hg::add(a, s); }, op)
-      .def("__radd__", [](const Tensor& a, double s) { return hg::add(a, s); }, op)
-      .def("__sub__", [](const Tensor& a, const Tensor& b) { return hg::sub(a, b); }, op)
-      .def("__sub__", [](const Tensor& a, double s) { return hg::add(a, -s); }, op)
-      .def("__rsub__", [](const Tensor& a, double s) { return hg::rsub(a, s); }, op)
-      .def("__mul__", [](const Tensor& a, const Tensor& b) { return hg::mul(a, b); }, op)
-      .def("__mul__", [](const Tensor& a, double s) { return hg::mul(a, s); }, op)
-      .def("__rmul__", [](const Tensor& a, double s) { return hg::mul(a, s); }, op)
-      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return hg::div(a, b); }, op)
-      .def("__truediv__", [](const Tensor& a, double s) { return a / s; }, op)
-      .def("__rtruediv__", [](const Tensor& a, double s) { return hg::rdiv(a, s); }, op)
-      .def("__pow__", [](const Tensor& a, double p) { return hg::pow(a, p); }, op)
-      // s ** x = exp(x log s), the library's ops composed (s > 0)
-      .def("__rpow__", [](const Tensor& a, double s) { return hg::exp(hg::mul(a, std::log(s))); }, op)
-      .def("__neg__", [](const Tensor& a) { return hg::neg(a); })
       .def("__matmul__", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, op, release_gil())
       .def("matmul", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, release_gil())
       .def("pow", [](const Tensor& a, double p) { return hg::pow(a, p); }, nb::arg("exponent"))

@@ -35,6 +35,10 @@ void bind_rearrange(nb::module_& m) {
   m.def("_flatten", [](const Tensor& x, int64_t s, int64_t e) { return hg::flatten(x, s, e); });
   m.def("_unflatten", [](const Tensor& x, int64_t dim, const Shape& sizes) { return hg::unflatten(x, dim, sizes); });
   m.def("_movedim", [](const Tensor& x, const Shape& src, const Shape& dst) { return hg::movedim(x, src, dst); });
+  m.def("_gather", [](const Tensor& x, int64_t dim, const Tensor& index) { return hg::gather(x, dim, index); });
+  m.def("_scatter", [](const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) { return hg::scatter(x, dim, index, src); });
+  m.def("_scatter_value", [](const Tensor& x, int64_t dim, const Tensor& index, double v) { return hg::scatter(x, dim, index, v); });
+  m.def("_scatter_add", [](const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) { return hg::scatter_add(x, dim, index, src); });
   m.def("_narrow", [](const Tensor& x, int64_t dim, int64_t start, int64_t length) { return hg::narrow(x, dim, start, length); });
 }
 

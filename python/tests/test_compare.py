@@ -119,8 +119,8 @@ def test_errors_name_the_op():
         hg.clamp(x)
     with pytest.raises(TypeError):
         x.clamp(min="a")
-    with pytest.raises(hg.Error, match="floating point"):
-        hg.tensor([1, 2]).clamp(0, 1)
+    with pytest.raises(hg.Error, match="bool"):
+        hg.tensor([True, False]).clamp(0, 1)
     with pytest.raises(TypeError):
         x.any(dim=0.5)
     with pytest.raises(TypeError):

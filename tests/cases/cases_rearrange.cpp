@@ -1,5 +1,5 @@
-// Gradcheck cases for ops/statistics.h (var, std), ops/rearrange.h (gathers, triangles, reshapes)
-// and ops/compare.h's clamp.
+// Gradcheck cases for ops/statistics.h (var, std), ops/rearrange.h (gathers, triangles, reshapes),
+// ops/compare.h's clamp, ops/power.h, ops/division.h and ops/gather.h.
 #include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
@@ -54,6 +54,33 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"tile", "(2, 3) by (2,)", [](const V& x) { return tile(x[0], {2}); }, {leaf({2, 3}, gen)}});
   out.push_back({"repeat_interleave", "2 along dim 0", [](const V& x) { return repeat_interleave(x[0], 2, 0); }, {leaf({3, 2}, gen)}});
   out.push_back({"narrow", "dim 1 from -3, 2 long", [](const V& x) { return narrow(x[0], 1, -3, 2); }, {leaf({2, 5}, gen)}});
+  // ops/power.cpp: the base through exp (positive, so ln a is defined), broadcast and transposed
+  out.push_back({"pow_tensor", "exp(a)^b, broadcast (3, 4) by (4,)", [](const V& x) { return pow(exp(x[0]), x[1]); },
+                 {leaf({3, 4}, gen), leaf({4}, gen)}});
+  out.push_back({"pow_tensor", "transposed base, (2, 1) exponent", [](const V& x) {
+                   return pow(exp(x[0]).transpose(0, 1), x[1]);
+                 }, {leaf({3, 2}, gen), leaf({2, 1}, gen)}});
+  out.push_back({"pow_tensor", "negative base, whole exponents", [](const V& x) { return pow(x[0], x[1]); },
+                 {tensor({-1.5, -0.7, 0.4, 1.2}, {4}, DType::f64).requires_grad_(), tensor({2, 3, 2, 1}, {4}, DType::f64)}});
+  // ops/division.cpp: the quotients away from whole numbers (floor's steps)
+  out.push_back({"remainder", "(2, 3) % (3,), mixed signs", [](const V& x) { return remainder(x[0], x[1]); },
+                 {tensor({5.3, -5.3, 2.2, 7.9, -0.4, 3.1}, {2, 3}, DType::f64).requires_grad_(),
+                  tensor({2.0, 1.7, -1.3}, {3}, DType::f64).requires_grad_()}});
+  // ops/gather.cpp
+  const auto idx = [](std::vector<double> v, Shape s) { return tensor(v, s, DType::i64); };
+  out.push_back({"gather", "dim 1, repeated index", [idx](const V& x) { return gather(x[0], 1, idx({2, 0, 2, 1, 1, 1}, {2, 3})); },
+                 {leaf({2, 4}, gen)}});
+  out.push_back({"gather", "dim 0 of a transposed (3, 2)", [idx](const V& x) {
+                   return gather(x[0].transpose(0, 1), 0, idx({1, 0, 2, 2}, {2, 2}));
+                 }, {leaf({2, 3}, gen)}});
+  out.push_back({"scatter_add", "dim 1, repeated places", [idx](const V& x) {
+                   return scatter_add(x[0], 1, idx({0, 0, 3, 1, 2, 1}, {2, 3}), x[1]);
+                 }, {leaf({2, 4}, gen), leaf({2, 3}, gen)}});
+  out.push_back({"scatter", "dim 0, src larger than index", [idx](const V& x) {
+                   return scatter(x[0], 0, idx({2, 0, 1}, {1, 3}), x[1]);
+                 }, {leaf({3, 3}, gen), leaf({2, 4}, gen)}});
+  out.push_back({"scatter", "value 0.5 along dim 1", [idx](const V& x) { return scatter(x[0], 1, idx({1, 3}, {2, 1}), 0.5); },
+                 {leaf({2, 4}, gen)}});
 }
 
 }  // namespace hg::cases

@@ -7,6 +7,11 @@ __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attent
            "attention", "attention_qkv", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus"]
 
 
+def _hg():
+    import handgrad
+    return handgrad
+
+
 def softmax(input, dim):
     """exp(x - max) / sum exp(x - max) along dim; a row of -inf gives zeros."""
     return _C.softmax(input, dim)
@@ -35,16 +40,29 @@ def silu(input):
 
 
 def cross_entropy(input, target, ignore_index=-100, reduction="mean"):
-    """The mean cross-entropy of logits against int64 class targets, skipping ignore_index.
-    As in PyTorch the classes are dimension 1: input (N, C) or (N, C, d1, ...), target (N) or
-    (N, d1, ...); a 1-D input (C) takes a 0-d target. Every target ignored gives 0 (PyTorch: NaN)."""
+    """The cross-entropy of logits against int64 class targets, skipping ignore_index: their mean
+    (reduction='mean', the library's fused op), their sum ('sum') or each one ('none', 0 where
+    ignored). As in PyTorch the classes are dimension 1: input (N, C) or (N, C, d1, ...), target (N)
+    or (N, d1, ...); a 1-D input (C) takes a 0-d target. Every target ignored gives a mean of 0
+    (PyTorch: NaN)."""
     _require_tensor(input, "hg.nn.functional.cross_entropy")
     _require_tensor(target, "hg.nn.functional.cross_entropy", "target")
-    if reduction != "mean":
-        raise ValueError(f"hg.nn.functional.cross_entropy: only reduction='mean' is implemented, got {reduction!r}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"hg.nn.functional.cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if input.dim() > 2:  # the library takes the classes last: (N, d1, ..., C)
         input = input.permute(0, *range(2, input.dim()), 1)
-    return _C.functional.cross_entropy(input, target, ignore_index)
+    if reduction == "mean":
+        return _C.functional.cross_entropy(input, target, ignore_index)
+    if target.dtype != _hg().int64:
+        raise ValueError(f"hg.nn.functional.cross_entropy: target must be int64 class indices, got {target.dtype}")
+    if tuple(target.shape) != tuple(input.shape[:-1]):
+        raise ValueError(f"hg.nn.functional.cross_entropy: target {tuple(target.shape)} does not match input "
+                         f"{tuple(input.shape)} (classes at dimension 1)")
+    # −log p[target] per position, the log-softmax read at each target (gather), 0 where ignored
+    keep = target != ignore_index
+    picked = _C.log_softmax(input, -1).gather(-1, _hg().where(keep, target, 0).unsqueeze(-1)).squeeze(-1)
+    losses = _hg().where(keep, -picked, 0.0)
+    return losses if reduction == "none" else losses.sum()
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):

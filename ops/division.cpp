@@ -1,0 +1,72 @@
+// ops/division.cpp — floor division and remainder (ops/division.h).
+//
+// On floats both are compositions of recorded ops, so their gradients are the chain rule's:
+//   floor_divide(a, b) = floor(a / b)        piecewise constant: no gradient (floor's is 0)
+//   remainder(a, b)    = a − floor(a / b)·b  da = g, db = −floor(a / b)·g (floor's term vanishes)
+// as PyTorch's. On integers they are ops/integer.cpp's exact loops.
+#include "ops/division.h"
+
+#include <cmath>
+
+#include "engine/error.h"
+#include "ops/broadcast.h"
+#include "ops/elementwise.h"
+#include "ops/integer.h"
+
+namespace hg {
+
+namespace {
+
+bool integral(const Tensor& t) { return t.defined() && !is_floating(t.dtype()); }
+
+bool whole(double s) { return std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18; }
+
+Tensor integers(const char* op, IntArith kind, const Tensor& a, const Tensor& b) {
+  const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
+  return integer_binary(op, kind, expand(a, shape), expand(b, shape));
+}
+
+// A number beside t, in t's float dtype (float32 beside an integer tensor): s / t rounds as s ÷ t.
+Tensor number(const Tensor& t, double s) {
+  return full({}, s, integral(t) ? DType::f32 : t.dtype(), t.device());
+}
+
+void require(const char* op, const Tensor& t) {
+  if (!t.defined()) fail(op, "an operand is undefined");
+}
+
+}  // namespace
+
+Tensor floor_divide(const Tensor& a, const Tensor& b, Site where) {
+  require("floor_divide", a);
+  require("floor_divide", b);
+  if (integral(a) && integral(b)) return integers("floor_divide", IntArith::floor_divide, a, b);
+  return floor(div(a, b, where), where);
+}
+
+Tensor remainder(const Tensor& a, const Tensor& b, Site where) {
+  require("remainder", a);
+  require("remainder", b);
+  if (integral(a) && integral(b)) return integers("remainder", IntArith::remainder, a, b);
+  return sub(a, mul(floor(div(a, b, where), where), b, where), where);
+}
+
+Tensor floor_divide(const Tensor& a, double s, Site where) {
+  require("floor_divide", a);
+  if (integral(a) && whole(s)) return integer_scalar("floor_divide", IntArith::floor_divide, a, static_cast<int64_t>(s));
+  return floor_divide(a, number(a, s), where);
+}
+
+Tensor remainder(const Tensor& a, double s, Site where) {
+  require("remainder", a);
+  if (integral(a) && whole(s)) return integer_scalar("remainder", IntArith::remainder, a, static_cast<int64_t>(s));
+  return remainder(a, number(a, s), where);
+}
+
+Tensor remainder(double s, const Tensor& b, Site where) {
+  require("remainder", b);
+  if (integral(b) && whole(s)) return integer_scalar("remainder", IntArith::remainder, b, static_cast<int64_t>(s), true);
+  return remainder(number(b, s), b, where);
+}
+
+}  // namespace hg
