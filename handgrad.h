@@ -19,6 +19,7 @@
 #include "ops/loss.h"
 #include "ops/gemm.h"
 #include "ops/matmul.h"
+#include "ops/normalization.h"
 #include "ops/positional.h"
 #include "ops/rearrange.h"
 #include "ops/reduce.h"
