@@ -22,6 +22,7 @@
 #include "ops/gather.h"
 #include "ops/gemm.h"
 #include "ops/matmul.h"
+#include "ops/normalization.h"
 #include "ops/positional.h"
 #include "ops/power.h"
 #include "ops/rearrange.h"

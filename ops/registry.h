@@ -27,6 +27,7 @@ std::span<const OpDef* const> elementwise_math_ops();  // ops/elementwise_math.c
 std::span<const OpDef* const> broadcast_ops();    // ops/broadcast.cpp
 std::span<const OpDef* const> reduce_ops();       // ops/reduce.cpp
 std::span<const OpDef* const> statistics_ops();   // ops/statistics.cpp
+std::span<const OpDef* const> normalization_ops();  // ops/normalization.cpp
 std::span<const OpDef* const> extrema_ops();      // ops/extrema.cpp
 std::span<const OpDef* const> power_ops();        // ops/power.cpp
 std::span<const OpDef* const> matmul_ops();       // ops/matmul.cpp

@@ -1,5 +1,5 @@
-// python/src/functional.cpp — hg.nn.functional's losses, attention (with its trace) and
-// activations over the library's ops.
+// python/src/functional.cpp — hg.nn.functional's losses, attention (with its trace),
+// normalization and activations over the library's ops.
 #include "bind.h"
 
 namespace hgpy {
@@ -66,6 +66,16 @@ void bind_functional(nb::module_& m) {
         nb::arg("x"), nb::arg("start") = 0, nb::arg("base") = 10000.0);
   f.def("gelu", [](const hg::Tensor& x) { return hg::gelu(x); }, nb::arg("x"));
   f.def("softplus", [](const hg::Tensor& x) { return hg::softplus(x); }, nb::arg("x"));
+
+  // weight and bias None: γ = 1, β = 0; rms_norm's eps None: the dtype's machine epsilon.
+  f.def("layer_norm", [](const hg::Tensor& x, const hg::Shape& normalized_shape, std::optional<hg::Tensor> weight,
+                         std::optional<hg::Tensor> bias, double eps) {
+    return hg::layer_norm(x, normalized_shape, weight.value_or(hg::Tensor()), bias.value_or(hg::Tensor()), eps);
+  }, nb::arg("x"), nb::arg("normalized_shape"), nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("eps"));
+  f.def("rms_norm", [](const hg::Tensor& x, const hg::Shape& normalized_shape, std::optional<hg::Tensor> weight,
+                       std::optional<double> eps) {
+    return hg::rms_norm(x, normalized_shape, weight.value_or(hg::Tensor()), eps);
+  }, nb::arg("x"), nb::arg("normalized_shape"), nb::arg("weight").none(), nb::arg("eps").none());
 }
 
 }  // namespace hgpy

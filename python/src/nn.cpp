@@ -28,6 +28,14 @@ hn::SplitLoss split_losses(const Tensor& logits, const Tensor& targets, const Te
   return hn::split_losses(logits, targets, lengths);
 }
 
+// A module of given tensors: each registered under its name (no copy; it stays the same tensor).
+class Parameters : public hn::Module {
+ public:
+  explicit Parameters(const hn::NamedTensors& named) {
+    for (const auto& [name, t] : named) register_parameter(name, t);
+  }
+};
+
 }  // namespace
 
 void bind_nn(nb::module_& m) {
@@ -42,6 +50,11 @@ void bind_nn(nb::module_& m) {
       .def("to_device", [](hn::Module& mod, const std::string& d) { mod.to(device_named(d)); }, nb::arg("device"))
       .def("to_dtype", [](hn::Module& mod, hg::DType t) { mod.to(t); }, nb::arg("dtype"))
       .def_prop_ro("device", [](const hn::Module& mod) { return std::string(hg::device_name(mod.device())); });
+
+  // Tensors a Python module made (hg.nn.LayerNorm's weight and bias), registered by name in a
+  // library Module so that its to() moves them in place, as it moves Linear's.
+  nb::class_<Parameters, hn::Module>(n, "Parameters", "Python modules' parameters, held for Module.to")
+      .def(nb::init<const hn::NamedTensors&>(), nb::arg("named_tensors"));
 
   nb::class_<hn::Linear, hn::Module>(n, "Linear", "y = x Wᵀ + b, W (out, in)")
       .def(nb::init<int64_t, int64_t, bool, hg::Generator&, hg::DType>(), nb::arg("in_features"),

@@ -393,8 +393,9 @@ def test_python_module_parameters_and_requires_grad():
     m.register_parameter("offset", hg.zeros(2, dtype=hg.float64))
     assert "offset" in dict(m.named_parameters()) and m.offset.requires_grad
     assert m.requires_grad_(False) is m and not any(p.requires_grad for p in m.parameters())
-    with pytest.raises(NotImplementedError, match="TwoLayer.to"):
-        m.to(hg.float32)
+    offset = m.offset
+    assert m.to(hg.float32) is m and m.offset is offset and offset.dtype == hg.float32  # converted in place
+    assert not offset.requires_grad  # and still frozen
     del m.offset
     assert "offset" not in dict(m.named_parameters())
 

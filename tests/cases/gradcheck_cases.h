@@ -31,6 +31,7 @@ std::vector<GradcheckCase> all_cases(uint64_t seed = 7);
 void add_view_cases(std::vector<GradcheckCase>& out, Generator& gen);         // cases_views.cpp
 void add_elementwise_cases(std::vector<GradcheckCase>& out, Generator& gen);  // cases_elementwise.cpp
 void add_reduce_cases(std::vector<GradcheckCase>& out, Generator& gen);       // cases_reduce.cpp
+void add_normalization_cases(std::vector<GradcheckCase>& out, Generator& gen);  // cases_normalization.cpp
 void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen);    // cases_rearrange.cpp
 void add_matmul_cases(std::vector<GradcheckCase>& out, Generator& gen);       // cases_matmul.cpp
 void add_softmax_cases(std::vector<GradcheckCase>& out, Generator& gen);      // cases_softmax.cpp

@@ -4,7 +4,8 @@ from .. import _C
 from .. import _require_tensor
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh", "sigmoid", "silu",
-           "attention", "attention_qkv", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus"]
+           "attention", "attention_qkv", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus",
+           "layer_norm", "rms_norm", "dropout", "one_hot"]
 
 
 def _hg():
@@ -136,3 +137,62 @@ def softplus(input, beta=1.0, threshold=None):
     if beta == 1.0:
         return _C.functional.softplus(input)
     return _C.functional.softplus(input * beta) * (1.0 / beta)
+
+
+def _normalized_shape(normalized_shape, op):
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    try:
+        return tuple(int(n) for n in normalized_shape)
+    except TypeError:
+        raise TypeError(f"{op}: normalized_shape must be an int or a sequence of ints, got {normalized_shape!r}") from None
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x − μ) / √(σ² + eps) ∘ weight + bias, with μ and the biased variance σ² over the trailing
+    dims that normalized_shape names; one op whose backward is derived by hand
+    (dx = (g − mean(g) − x̂ ∘ mean(g ∘ x̂)) / σ with g = dy ∘ γ)."""
+    _require_tensor(input, "hg.nn.functional.layer_norm")
+    return _C.functional.layer_norm(input, _normalized_shape(normalized_shape, "layer_norm"), weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / √(mean(x²) + eps) ∘ weight over the trailing dims that normalized_shape names; eps None
+    is the machine epsilon of the input's dtype, as PyTorch's."""
+    _require_tensor(input, "hg.nn.functional.rms_norm")
+    return _C.functional.rms_norm(input, _normalized_shape(normalized_shape, "rms_norm"), weight, eps)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Each entry zeroed with probability p and the rest scaled by 1/(1 − p), so the expectation is
+    unchanged; the mask is drawn from hg.manual_seed's generator (hg.rand). The input itself when
+    not training or at p = 0."""
+    _require_tensor(input, "hg.nn.functional.dropout")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be a probability in [0, 1], got {p}")
+    if inplace:
+        raise NotImplementedError("dropout: inplace=True is not implemented; use the returned tensor")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    from .. import rand
+    keep = (rand(*input.shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    return input * keep * (1.0 / (1.0 - p))
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 indices (...) to int64 rows (..., num_classes) with a 1 at each index; num_classes −1
+    is the largest index + 1."""
+    _require_tensor(tensor, "hg.nn.functional.one_hot", "tensor")
+    from .. import arange, int64
+    if tensor.dtype != int64:
+        raise TypeError(f"one_hot: the indices must be int64, got {tensor.dtype}")
+    values = tensor.numpy() if tensor.device == "cpu" else tensor.cpu().numpy()
+    if num_classes == -1:
+        num_classes = int(values.max()) + 1 if values.size > 0 else 0
+    if values.size > 0 and (values.min() < 0 or values.max() >= num_classes):
+        raise ValueError(f"one_hot: every index must lie in [0, {num_classes}); got values from {values.min()} to "
+                         f"{values.max()}")
+    classes = arange(num_classes).to(tensor.device) if tensor.device != "cpu" else arange(num_classes)
+    return (tensor.unsqueeze(-1) == classes).to(int64)

@@ -108,8 +108,8 @@ class Module:
                 g.zero_()
 
     def train(self, mode=True):
-        """Sets training mode here and below. handgrad's modules have no dropout or batch norm, so
-        it changes no computation; it is kept for code written for PyTorch."""
+        """Sets training mode here and below: Dropout draws its mask only in training mode; no other
+        module of handgrad's computes differently."""
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
         return self
@@ -154,16 +154,23 @@ class Module:
 
     def to(self, device_or_dtype):
         """Moves every parameter to a device ("cpu", "cuda") or converts it to a dtype, in place:
-        each parameter stays the same tensor (optimizers built before still hold it)."""
+        each parameter stays the same tensor (optimizers built before still hold it). The library
+        moves them: its own modules' with their Module::to, and the tensors a Python module holds
+        (LayerNorm's weight, ...) registered under their names in a library Module of their own."""
+        movers, frozen = [], []
         for m in self.modules():
-            if m._parameters:
-                raise NotImplementedError(f"{type(m).__name__}.to: only the library's modules (Linear, Embedding, "
-                                          "TinyCharLM) can be moved; move the tensors of a Python module yourself")
             if m._cpp is not None:
-                if isinstance(device_or_dtype, str):
-                    m._cpp.to_device(device_or_dtype)
-                else:
-                    m._cpp.to_dtype(device_or_dtype)
+                movers.append(m._cpp)
+            if m._parameters:
+                frozen += [p for p in m._parameters.values() if not p.requires_grad]
+                movers.append(_C.nn.Parameters(list(m._parameters.items())))  # registering sets requires_grad
+        for p in frozen:
+            p.requires_grad_(False)
+        for mover in movers:
+            if isinstance(device_or_dtype, str):
+                mover.to_device(device_or_dtype)
+            else:
+                mover.to_dtype(device_or_dtype)
         return self
 
     def cpu(self):
