@@ -2,18 +2,22 @@
 // central differences; the "break it" faults turning red at their step; a TinyCharLM block's
 // page; and the three-token lab's flags and prompts as a learner meets them. The browser test
 // (tests/browser/page_test.py) walks the same pages in Chromium.
-#ifdef HANDGRAD_WITH_LABKIT
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
-
+#include <fmt/format.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <string>
 
 #include "handgrad.h"
+
+#ifdef HANDGRAD_WITH_LABKIT
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <sstream>
+
 #include "labs/three_token_case.h"
 #include "nn/tinycharlm.h"
 #include "browser/tinycharlm_page.h"
