@@ -18,6 +18,7 @@
 #include "ops/gradcheck.h"
 #include "ops/indexing.h"
 #include "ops/integer.h"
+#include "ops/linalg.h"
 #include "ops/loss.h"
 #include "ops/gather.h"
 #include "ops/gemm.h"

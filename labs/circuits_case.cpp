@@ -66,7 +66,7 @@ std::vector<HeadRanks> circuit_ranks(const TinyCharLM& model) {
     for (int64_t h = 0; h < model.config().heads; ++h) {
       const HeadWeights w = head_weights(model, l, h, dt);
       const Tensor qk = qk_circuit(w), ov = ov_circuit(w);
-      out.push_back({l, h, qk.shape(), ov.shape(), matrix_rank(qk), matrix_rank(ov)});
+      out.push_back({l, h, qk.shape(), ov.shape(), lab::matrix_rank(qk), lab::matrix_rank(ov)});
     }
   return out;
 }
@@ -97,7 +97,7 @@ GramCheck gram_check(const Tensor& A) {
       if (i < j) g.min_pair_gap = std::min(g.min_pair_gap, at(i, i) + at(j, j) - at(i, j) - at(j, i));
     }
   g.max_on_diagonal = top_diag;
-  g.rank = matrix_rank(A);
+  g.rank = lab::matrix_rank(A);
   g.eigenvalues = symmetric_eigenvalues(A);
   const double eps = A.dtype() == DType::f32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
   g.eig_tol = std::abs(g.eigenvalues.back()) * static_cast<double>(V) * eps;

@@ -69,6 +69,18 @@ from ._arith import (add, div, divide, floor_divide, mul, multiply, neg, negativ
                      subtract, true_divide)
 
 _arith.attach()
+from . import linalg  # noqa: E402
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """norm(input, p='fro', dim=None, keepdim=False): torch.norm, the vector p-norm of the entries
+    over dim ('fro' is 2), hg.linalg.vector_norm's; other matrix norms ('nuc') are not implemented."""
+    if isinstance(p, str) and p != "fro":
+        raise NotImplementedError(f"hg.norm: p={p!r} is not implemented; numbers, inf and 'fro' are")
+    return linalg.vector_norm(input, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
+
+
+Tensor.norm = norm
 from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 

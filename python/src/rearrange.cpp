@@ -39,6 +39,9 @@ void bind_rearrange(nb::module_& m) {
   m.def("_scatter", [](const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) { return hg::scatter(x, dim, index, src); });
   m.def("_scatter_value", [](const Tensor& x, int64_t dim, const Tensor& index, double v) { return hg::scatter(x, dim, index, v); });
   m.def("_scatter_add", [](const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) { return hg::scatter_add(x, dim, index, src); });
+  m.def("_vector_norm", [](const Tensor& x, double ord, const Shape& dims, bool keepdim) { return hg::vector_norm(x, ord, dims, keepdim); });
+  m.def("_svdvals", [](const Tensor& a) { return hg::svdvals(a); });
+  m.def("_matrix_rank", [](const Tensor& a, std::optional<double> atol, std::optional<double> rtol) { return hg::matrix_rank(a, atol, rtol); });
   m.def("_narrow", [](const Tensor& x, int64_t dim, int64_t start, int64_t length) { return hg::narrow(x, dim, start, length); });
 }
 

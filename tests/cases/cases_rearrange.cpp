@@ -66,6 +66,12 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"remainder", "(2, 3) % (3,), mixed signs", [](const V& x) { return remainder(x[0], x[1]); },
                  {tensor({5.3, -5.3, 2.2, 7.9, -0.4, 3.1}, {2, 3}, DType::f64).requires_grad_(),
                   tensor({2.0, 1.7, -1.3}, {3}, DType::f64).requires_grad_()}});
+  // ops/linalg.cpp's vector_norm
+  out.push_back({"vector_norm", "ord 2 over dim 1", [](const V& x) { return vector_norm(x[0], 2.0, {1}); }, {leaf({3, 4}, gen)}});
+  out.push_back({"vector_norm", "ord 3, all, transposed", [](const V& x) { return vector_norm(x[0].transpose(0, 1), 3.0); },
+                 {leaf({2, 3}, gen)}});
+  out.push_back({"vector_norm", "ord inf over dim 0, keepdim", [](const V& x) { return vector_norm(x[0], INFINITY, {0}, true); },
+                 {leaf({3, 2}, gen)}});
   // ops/gather.cpp
   const auto idx = [](std::vector<double> v, Shape s) { return tensor(v, s, DType::i64); };
   out.push_back({"gather", "dim 1, repeated index", [idx](const V& x) { return gather(x[0], 1, idx({2, 0, 2, 1, 1, 1}, {2, 3})); },

@@ -241,7 +241,7 @@ TEST_CASE("exercise 1: the hand-built copying head matches equal tokens and boos
   CHECK(hg::test::max_abs_diff(QK, QK.transpose(0, 1)) < 1e-9 * frobenius_norm(QK));  // W_q = W_k: symmetric
   CHECK(hg::test::max_abs_diff(ov_circuit(w), matmul(w.v.transpose(0, 1), w.v)) < 1e-9);
   for (int64_t h = 1; h < 4; ++h) CHECK(frobenius_norm(ov_circuit(head_weights(*m, 0, h))) == 0);
-  CHECK(matrix_rank(qk_circuit(head_weights(*m, 0, 0, DType::f32))).rank == 32);
+  CHECK(lab::matrix_rank(qk_circuit(head_weights(*m, 0, 0, DType::f32))).rank == 32);
   Generator gen(9);
   const Tensor x = randint({32, 64}, gen, 0, 64);
   const ContextRates r = context_rates(*m, x);

@@ -24,7 +24,7 @@ TinyCharLMConfig tiny(const std::string& pos, bool bias = false) {
 }
 
 // Rank by Gaussian elimination with partial pivoting; pivots below tol · (largest |entry|) are 0.
-int64_t matrix_rank(const Tensor& m, double tol = 1e-10) {
+int64_t rank_by_elimination(const Tensor& m, double tol = 1e-10) {
   const int64_t r = m.size(0), c = m.size(1);
   std::vector<double> a = m.to_vector();
   double scale = 0;
@@ -233,9 +233,10 @@ TEST_CASE("QK and OV circuits sliced from qkv and proj as the text does: rank d_
     Tensor W_QK = matmul(Wq.slice(0, h * dh, (h + 1) * dh).transpose(0, 1), Wk.slice(0, h * dh, (h + 1) * dh));
     Tensor W_OV = matmul(Wo.slice(1, h * dh, (h + 1) * dh), Wv.slice(0, h * dh, (h + 1) * dh));
     CHECK(W_QK.shape() == Shape{128, 128});
-    CHECK(matrix_rank(W_QK) == 32);
+    CHECK(rank_by_elimination(W_QK) == 32);
+    CHECK(hg::matrix_rank(W_QK).item() == 32);  // the library's (Jacobi singular values) agrees
     CHECK(W_OV.shape() == Shape{128, 128});
-    CHECK(matrix_rank(W_OV) == 32);
+    CHECK(rank_by_elimination(W_OV) == 32);
   }
 
   // The circuits are the head: with pos = 'none' and one block, head h's scores are
