@@ -12,6 +12,7 @@
 #include "ops/attention.h"
 #include "ops/broadcast.h"
 #include "ops/compare.h"
+#include "ops/composed.h"
 #include "ops/division.h"
 #include "ops/elementwise.h"
 #include "ops/extrema.h"

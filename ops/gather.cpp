@@ -74,11 +74,6 @@ Places places(const char* op, const Tensor& x, int64_t& dim, const Tensor& index
   return p;
 }
 
-Tensor ids(const std::vector<int64_t>& v, Device device) {
-  std::vector<double> d(v.begin(), v.end());
-  return tensor(d, {static_cast<int64_t>(v.size())}, DType::i64).to(device);
-}
-
 // x with its flat entries `to` replaced (assign) or increased (add) by src's flat entries `from`,
 // for int64 and bool tensors: a copy on the CPU.
 Tensor write_ints(const Tensor& x, const std::vector<int64_t>& to, const Tensor& src, const std::vector<int64_t>& from,
@@ -103,7 +98,7 @@ bool is_float(const Tensor& t) { return t.dtype() == DType::f32 || t.dtype() == 
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index, Site where) {
   const Places p = places("gather", x, dim, index, nullptr);
-  return index_select(x.reshape({-1}, where), 0, ids(p.target, x.device()), where).reshape(index.shape(), where);
+  return index_select(x.reshape({-1}, where), 0, positions_tensor(p.target, x.device()), where).reshape(index.shape(), where);
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, Site where) {
@@ -111,8 +106,8 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   const Places p = places(op, x, dim, index, &src);
   if (x.dtype() != src.dtype()) fail(op, "x {} and src {} must have one dtype", x.describe(), src.describe());
   if (!is_float(x)) return write_ints(x, p.target, src, p.source, true);
-  const Tensor picked = index_select(src.reshape({-1}, where), 0, ids(p.source, x.device()), where);
-  const Tensor added = embedding_backward(picked.reshape({-1, 1}, where), ids(p.target, x.device()), x.numel());
+  const Tensor picked = index_select(src.reshape({-1}, where), 0, positions_tensor(p.source, x.device()), where);
+  const Tensor added = embedding_backward(picked.reshape({-1, 1}, where), positions_tensor(p.target, x.device()), x.numel());
   return add(x, added.reshape(x.shape(), where), where);
 }
 
@@ -132,8 +127,8 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
   if (!is_float(x)) return write_ints(x, to, src, from, false);
   std::vector<double> hit(seen.begin(), seen.end());
   const Tensor mask = ne(tensor(hit, x.shape(), DType::f64), 0.0).to(x.device());
-  const Tensor picked = index_select(src.reshape({-1}, where), 0, ids(from, x.device()), where);
-  const Tensor placed = embedding_backward(picked.reshape({-1, 1}, where), ids(to, x.device()), x.numel());
+  const Tensor picked = index_select(src.reshape({-1}, where), 0, positions_tensor(from, x.device()), where);
+  const Tensor placed = embedding_backward(picked.reshape({-1, 1}, where), positions_tensor(to, x.device()), x.numel());
   return hg::where(mask, placed.reshape(x.shape(), where), x, where);
 }
 

@@ -14,9 +14,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <numeric>
+#include <string>
 
 #include "engine/dims.h"
 #include "engine/error.h"
@@ -27,11 +29,6 @@
 namespace hg {
 
 namespace {
-
-Tensor ids(const std::vector<int64_t>& v, Device device) {
-  std::vector<double> d(v.begin(), v.end());
-  return tensor(d, {static_cast<int64_t>(v.size())}, DType::i64).to(device);
-}
 
 bool is_float(const Tensor& x) { return x.dtype() == DType::f32 || x.dtype() == DType::f64; }
 
@@ -60,6 +57,23 @@ Shape moved_order(int64_t rank, int64_t from, int64_t to) {
 
 }  // namespace
 
+Tensor positions_tensor(const std::vector<int64_t>& v, Device device) {
+  Tensor t = empty({static_cast<int64_t>(v.size())}, DType::i64);
+  std::copy(v.begin(), v.end(), t.data_ptr<int64_t>());
+  return t.to(device);
+}
+
+int64_t diagonal_plane_side(const char* op, int64_t n, int64_t offset) {
+  constexpr int64_t kMaxSide = int64_t{1} << 24;  // a plane of 2^48 entries is past any memory
+  if (offset > kMaxSide || offset < -kMaxSide || n + (offset < 0 ? -offset : offset) > kMaxSide)
+    fail(op, "a diagonal of {} entries at offset {} needs a square plane {} on a side, past the machine's memory",
+         n, offset, offset > kMaxSide || offset < -kMaxSide ? "over 2^24" : std::to_string(n + (offset < 0 ? -offset : offset)));
+  const int64_t side = n + (offset < 0 ? -offset : offset);
+  if (side > 0 && side > (int64_t{1} << 40) / side)
+    fail(op, "a diagonal of {} entries at offset {} needs a {} × {} plane, past the machine's memory", n, offset, side, side);
+  return side;
+}
+
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index, Site where) {
   constexpr const char* op = "index_select";
   if (!x.defined() || !index.defined()) fail(op, "an undefined tensor was given");
@@ -81,7 +95,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index, Site wher
   const int64_t rest = n == 0 ? 0 : x.numel() / n;
   const Tensor table = front.reshape({n, rest}, where);
   // A float table through embedding, whose backward adds each row back; ints and bools as a copy.
-  const Tensor picked = (is_float(x) ? embedding(table, ids(rows, x.device()), where) : copy_rows(table, rows))
+  const Tensor picked = (is_float(x) ? embedding(table, positions_tensor(rows, x.device()), where) : copy_rows(table, rows))
                             .reshape(picked_shape, where);
   Shape back(static_cast<size_t>(x.dim()));  // the inverse of `order`
   for (int64_t d = 0; d < x.dim(); ++d) back[order[d]] = d;
@@ -98,7 +112,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask, Site where) {
   std::vector<int64_t> chosen;
   for (size_t i = 0; i < m.size(); ++i)
     if (m[i]) chosen.push_back(static_cast<int64_t>(i));
-  return index_select(expand(x, shape, where).reshape({-1}, where), 0, ids(chosen, x.device()), where);
+  return index_select(expand(x, shape, where).reshape({-1}, where), 0, positions_tensor(chosen, x.device()), where);
 }
 
 Tensor flip(const Tensor& x, const Shape& dims, Site where) {
@@ -107,7 +121,7 @@ Tensor flip(const Tensor& x, const Shape& dims, Site where) {
     if (x.dim() == 0) break;
     std::vector<int64_t> idx(static_cast<size_t>(x.size(d)));
     std::iota(idx.rbegin(), idx.rend(), 0);
-    out = index_select(out, d, ids(idx, x.device()), where);
+    out = index_select(out, d, positions_tensor(idx, x.device()), where);
   }
   return out;
 }
@@ -128,7 +142,7 @@ Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims, Site where)
     const int64_t s = ((shifts[k] % n) + n) % n;  // out[i] = x[i − s], wrapping
     std::vector<int64_t> idx(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) idx[i] = (i - s + n) % n;
-    out = index_select(out, ds[k], ids(idx, x.device()), where);
+    out = index_select(out, ds[k], positions_tensor(idx, x.device()), where);
   }
   return out;
 }
@@ -153,13 +167,13 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2, Sit
   Shape plane = others;
   plane.push_back(n * m);
   const Tensor planes = x.permute(order, where).reshape(plane, where);
-  return index_select(planes, -1, ids(flat, x.device()), where);
+  return index_select(planes, -1, positions_tensor(flat, x.device()), where);
 }
 
 Tensor diag(const Tensor& x, int64_t offset, Site where) {
   if (x.dim() == 2) return diagonal(x, offset, 0, 1, where);
   if (x.dim() != 1) fail("diag", "{} is neither 1-d (a diagonal to place) nor 2-d (a matrix to read)", x.describe());
-  const int64_t n = x.size(0), N = n + (offset < 0 ? -offset : offset);
+  const int64_t n = x.size(0), N = diagonal_plane_side("diag", n, offset);
   // Each entry of the (N, N) result reads x[i] on the diagonal and a zero appended to x elsewhere.
   const Tensor padded = concat({x, zeros({1}, x.dtype(), x.device())}, 0, where);
   std::vector<int64_t> from(static_cast<size_t>(N * N), n);
@@ -167,7 +181,7 @@ Tensor diag(const Tensor& x, int64_t offset, Site where) {
     const int64_t r = offset >= 0 ? i : i - offset, c = offset >= 0 ? i + offset : i;
     from[r * N + c] = i;
   }
-  return index_select(padded, 0, ids(from, x.device()), where).reshape({N, N}, where);
+  return index_select(padded, 0, positions_tensor(from, x.device()), where).reshape({N, N}, where);
 }
 
 namespace {
@@ -246,7 +260,7 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
     idx.reserve(static_cast<size_t>(out_shape[d]));
     for (int64_t i = 0; i < x.size(d); ++i)
       for (int64_t r = 0; r < repeats; ++r) idx.push_back(i);
-    index = ids(idx, x.device());
+    index = positions_tensor(idx, x.device());
   } catch (const std::bad_alloc&) {
     fail("repeat_interleave", "{} repeats of dim {} of {} make {} entries, more than this machine can hold; give fewer",
          repeats, d, x.describe(), out_shape[d]);

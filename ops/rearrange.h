@@ -30,6 +30,12 @@ Tensor diag(const Tensor& x, int64_t offset = 0, Site where = Site::current());
 Tensor tril(const Tensor& x, int64_t offset = 0, Site where = Site::current());
 Tensor triu(const Tensor& x, int64_t offset = 0, Site where = Site::current());
 // The tensors (one shape) joined along a new dim.
+// A 1-d int64 tensor of the positions v, on device: the index the gathers here read.
+Tensor positions_tensor(const std::vector<int64_t>& v, Device device);
+// The side n + |offset| of the square plane a diagonal of n entries at `offset` needs, or an Error
+// naming op when that plane is past any memory (diag and diag_embed).
+int64_t diagonal_plane_side(const char* op, int64_t n, int64_t offset);
+
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0, Site where = Site::current());
 // x tiled `repeats[k]` times along dim k (repeats may have more dims than x: x gains leading dims
 // of 1 first); tile is the same with fewer repeats allowed (leading 1s added to them).

@@ -56,6 +56,9 @@ std::span<const ComposedOp> composed_ops() {
   static const ComposedOp ops[] = {
       {"remainder", "div, floor (its gradient 0), mul, sub: da = g, db = −floor(a/b) g", "ops/division.cpp"},
       {"vector_norm", "abs, pow or mul, sum, where (a 1 under the root where the sum is 0: gradient 0 there), pow; amax for inf", "ops/linalg.cpp"},
+      {"prod", "mul of halves in a tree (log₂ n muls: Π of the others by the chain rule, zeros included)", "ops/composed.cpp"},
+      {"unfold", "index_select of every window's positions, unflatten, movedim", "ops/composed.cpp"},
+      {"diag_embed", "concat with a zero, index_select onto the diagonal, reshape, movedim", "ops/composed.cpp"},
       {"gather", "reshape, index_select of the flat places index names (its backward adds g back there), reshape", "ops/gather.cpp"},
       {"scatter_add", "index_select of src, embedding's backward as an op (adds src at the places), add", "ops/gather.cpp"},
       {"scatter", "index_select of src, embedding's backward (places the last write to each), where", "ops/gather.cpp"},

@@ -54,8 +54,8 @@ from . import nn  # noqa: E402
 from .graph import draw, to_dot  # noqa: E402
 from .page import live_page, live_page_available, to_html  # noqa: E402
 from . import _rearrange  # noqa: E402
-from ._rearrange import (amax, amin, argmin, cumsum, diag, diagonal, flatten, flip, gather, index_select,  # noqa: E402
-                         lerp, logsumexp, masked_select, maximum, min, minimum, movedim, moveaxis, narrow,  # noqa: A004
+from ._rearrange import (amax, amin, argmin, cumsum, diag, diag_embed, diagonal, flatten, flip, gather, index_select,  # noqa: E402
+                         lerp, logsumexp, masked_select, maximum, min, minimum, movedim, moveaxis, narrow, prod,  # noqa: A004
                          repeat_interleave, roll, scatter, scatter_add, stack, std, tile, tril, triu, unflatten, var)
 
 _rearrange.attach()
@@ -191,7 +191,7 @@ def ones_like(x, dtype=None, requires_grad=False):
     return ones(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """arange(end) or arange(start, end, step): int64 for integer arguments, else float32. As in
     PyTorch, the step is nonzero and points from start towards end (an empty range is fine)."""
     if end is None:
@@ -217,15 +217,76 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
         out = _C._arange(int(end), dtype)
     else:
         out = tensor(_np.arange(start, end, step), dtype=dtype)
+    out = out.to(device) if device not in (None, "cpu") else out
     return out.requires_grad_() if requires_grad else out
 
 
-def randn(*size, generator=None, seed=None, dtype=None, requires_grad=False):
+def randn(*size, generator=None, seed=None, dtype=None, device=None, requires_grad=False):
     """Standard normal draws; the same numbers for a seed on every run and platform."""
     if generator is None:
         generator = Generator(seed) if seed is not None else _default_generator
     out = _C._randn(_size(size, "randn"), generator, float32 if dtype is None else dtype)
+    out = out.to(device) if device not in (None, "cpu") else out
     return out.requires_grad_() if requires_grad else out
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of the given size to be written over: handgrad fills it with zeros (PyTorch leaves
+    whatever memory held), so reading it before writing is defined here."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(x, dtype=None, requires_grad=False):
+    """empty(x.shape), on x's device, x's dtype unless given (zeros: see hg.empty)."""
+    return zeros_like(x, dtype=dtype, requires_grad=requires_grad)
+
+
+def randperm(n, generator=None, dtype=None, device=None):
+    """A random permutation of 0 .. n-1 (int64), from hg.manual_seed's generator unless one is
+    given: the order of n uniform draws."""
+    if isinstance(n, _builtins.bool) or not isinstance(n, (int, _np.integer)) or n < 0:
+        raise TypeError(f"hg.randperm: n must be an int ≥ 0, got {n!r}")
+    if n == 0:
+        out = tensor(_np.zeros(0, dtype=_np.int64))
+    else:
+        keys = rand(int(n), generator=generator, dtype=float64).numpy()
+        out = tensor(_np.argsort(keys, kind="stable"))
+    out = out.to(dtype) if dtype is not None else out
+    return out.to(device) if device not in (None, "cpu") else out
+
+
+def multinomial(input, num_samples, replacement=False, generator=None):
+    """Draws num_samples category indices from each row of input (weights ≥ 0, not necessarily
+    summing to 1), with or without replacement, as torch.multinomial: int64, (num_samples,) for a
+    1-d input, (rows, num_samples) for a 2-d one. Uniform draws from hg.manual_seed's generator
+    unless one is given: each draw inverts the running sum of the weights left."""
+    _require_tensor(input, "hg.multinomial")
+    if input.dim() not in (1, 2):
+        raise ValueError(f"hg.multinomial: input must be 1-d or 2-d, got shape {tuple(input.shape)}")
+    if isinstance(num_samples, _builtins.bool) or not isinstance(num_samples, (int, _np.integer)) or num_samples <= 0:
+        raise ValueError(f"hg.multinomial: num_samples must be a positive int, got {num_samples!r}")
+    w = input.detach().cpu().to(float64).numpy().reshape(-1, input.shape[-1]).copy()
+    if not _np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("hg.multinomial: the weights must be finite and ≥ 0")
+    if not replacement and num_samples > w.shape[1]:
+        raise ValueError(f"hg.multinomial: {num_samples} samples without replacement from {w.shape[1]} categories")
+    u = rand(w.shape[0] * num_samples, generator=generator, dtype=float64).numpy().reshape(w.shape[0], num_samples)
+    out = _np.zeros((w.shape[0], num_samples), dtype=_np.int64)
+    for r in range(w.shape[0]):
+        row = w[r].copy()
+        for k in range(num_samples):
+            total = row.sum()
+            if total <= 0:
+                raise ValueError(f"hg.multinomial: row {r} has no weight left to draw sample {k + 1} from")
+            c = int(_np.searchsorted(_np.cumsum(row), u[r, k] * total, side="right"))
+            c = _builtins.min(c, row.size - 1)
+            while row[c] == 0:  # a draw at a boundary lands on the next category that has weight
+                c -= 1
+            out[r, k] = c
+            if not replacement:
+                row[c] = 0.0
+    result = tensor(out if input.dim() == 2 else out[0])
+    return result.to(input.device) if input.device != "cpu" else result
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
@@ -405,6 +466,30 @@ Tensor.__iter__ = _iter
 Tensor.tolist = _tolist
 Tensor.__array__ = _array
 Tensor.__repr__ = _repr
+
+
+def _format(self, spec):
+    """f"{t:.2f}" formats a one-element tensor's number, as PyTorch's."""
+    if self.dim() == 0 or (spec and self.numel() == 1):
+        return format(self.item(), spec)
+    return format(repr(self), spec)
+
+
+Tensor.__format__ = _format
+
+
+def _int(self):
+    """x.int(): int64 — handgrad's one integer dtype (PyTorch's is int32; the values are the same
+    where int32 holds them)."""
+    return self.to(int64)
+
+
+def _half(self):
+    raise NotImplementedError("Tensor.half(): handgrad has no float16; use .float() (float32) or .double()")
+
+
+Tensor.int = _int
+Tensor.half = _half
 Tensor.__str__ = _repr
 Tensor.__hash__ = object.__hash__
 Tensor.T = property(lambda self: self.permute(*range(self.dim() - 1, -1, -1)))

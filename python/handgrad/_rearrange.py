@@ -298,7 +298,34 @@ def scatter_add(input, dim, index, src):
     return _C._scatter_add(input, _int("scatter_add", "dim", dim), _index_of("scatter_add", index), src)
 
 
-FUNCTIONS = ["gather", "scatter", "scatter_add", "stack", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """prod(input, dim=None, keepdim=False): the product over dim (every entry when None); int64 for
+    integer and bool inputs. Its gradient is the product of the other entries, zeros included."""
+    _tensor("prod", input)
+    if dtype is not None:
+        input = input.to(dtype)
+    if not isinstance(keepdim, bool):
+        raise TypeError(f"prod(): keepdim must be a bool, not {type(keepdim).__name__}")
+    return _C._prod(input, None if dim is None else _int("prod", "dim", dim), keepdim)
+
+
+def unfold(input, dimension, size, step):
+    """x.unfold(dimension, size, step): every window of size entries along dimension, step apart,
+    as a new last dim."""
+    _tensor("unfold", input)
+    return _C._unfold(input, _int("unfold", "dimension", dimension), _int("unfold", "size", size),
+                      _int("unfold", "step", step))
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """diag_embed(input, offset=0, dim1=-2, dim2=-1): input's last dim on the offset diagonal of
+    the (dim1, dim2) plane of a new tensor, zeros elsewhere."""
+    _tensor("diag_embed", input)
+    return _C._diag_embed(input, _int("diag_embed", "offset", offset), _int("diag_embed", "dim1", dim1),
+                          _int("diag_embed", "dim2", dim2))
+
+
+FUNCTIONS = ["prod", "unfold", "diag_embed", "gather", "scatter", "scatter_add", "stack", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
              "movedim", "moveaxis", "narrow"]
 
 

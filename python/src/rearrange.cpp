@@ -42,6 +42,9 @@ void bind_rearrange(nb::module_& m) {
   m.def("_vector_norm", [](const Tensor& x, double ord, const Shape& dims, bool keepdim) { return hg::vector_norm(x, ord, dims, keepdim); });
   m.def("_svdvals", [](const Tensor& a) { return hg::svdvals(a); });
   m.def("_matrix_rank", [](const Tensor& a, std::optional<double> atol, std::optional<double> rtol) { return hg::matrix_rank(a, atol, rtol); });
+  m.def("_prod", [](const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return hg::prod(x, dim, keepdim); });
+  m.def("_unfold", [](const Tensor& x, int64_t dim, int64_t size, int64_t step) { return hg::unfold(x, dim, size, step); });
+  m.def("_diag_embed", [](const Tensor& x, int64_t offset, int64_t d1, int64_t d2) { return hg::diag_embed(x, offset, d1, d2); });
   m.def("_narrow", [](const Tensor& x, int64_t dim, int64_t start, int64_t length) { return hg::narrow(x, dim, start, length); });
 }
 

@@ -188,3 +188,59 @@ def test_cross_entropy_reductions():
         tl = torch.tensor(logits.detach().numpy())
         np.testing.assert_allclose(torch.nn.functional.cross_entropy(tl, torch.tensor(target.tolist()), reduction="none").numpy(),
                                    want, rtol=1e-14)
+
+
+def test_creation_and_randomness_a_learner_types():
+    hg.manual_seed(4)
+    p = hg.randperm(50)
+    assert p.dtype == hg.int64 and sorted(p.tolist()) == list(range(50)) and p.tolist() != list(range(50))
+    hg.manual_seed(4)
+    assert hg.randperm(50).tolist() == p.tolist()  # the seed decides
+    w = hg.tensor([1.0, 2.0, 3.0, 4.0])
+    draws = hg.multinomial(w, 8000, replacement=True).numpy()
+    freq = np.bincount(draws, minlength=4) / 8000
+    np.testing.assert_allclose(freq, [0.1, 0.2, 0.3, 0.4], atol=0.02)  # ~4 standard errors
+    rows = hg.multinomial(hg.tensor([[0.0, 5.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]]), 2)
+    assert rows.shape == (2, 2) and set(rows.tolist()[0]) == {1, 2} and len(set(rows.tolist()[1])) == 2
+    with pytest.raises(ValueError, match="without replacement"):
+        hg.multinomial(w, 5)
+    with pytest.raises(ValueError, match="≥ 0"):
+        hg.multinomial(hg.tensor([1.0, -1.0]), 1)
+    assert hg.empty(2, 3).shape == (2, 3) and hg.empty_like(p).dtype == hg.int64
+    assert hg.arange(3, device="cpu").tolist() == [0, 1, 2] and hg.randn(2, device="cpu").shape == (2,)
+    assert f"{hg.tensor(0.123456):.2f}" == "0.12" and f"{hg.tensor([1, 2]).float().mean():.1f}" == "1.5"
+    assert hg.tensor([1.7, -2.2]).int().tolist() == [1, -2] and hg.tensor([1.7]).int().dtype == hg.int64
+    with pytest.raises(NotImplementedError, match="float16"):
+        hg.tensor([1.0]).half()
+
+
+def test_prod_unfold_diag_embed():
+    a = rng.normal(size=(3, 4))
+    a[1, 2] = 0.0
+    x = hg.tensor(a, dtype=hg.float64, requires_grad=True)
+    np.testing.assert_allclose(x.prod(1).detach().numpy(), a.prod(1), rtol=1e-14)
+    np.testing.assert_allclose(hg.prod(x).item(), a.prod(), rtol=1e-14)
+    assert hg.prod(x, 0, keepdim=True).shape == (1, 4)
+    x.prod(1).sum().backward()
+    want = np.array([[np.prod(np.delete(a[i], j)) for j in range(4)] for i in range(3)])  # Π of the others
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-13)
+    assert hg.prod(hg.tensor([2, 3, 4])).item() == 24 and hg.prod(hg.tensor([True, False])).dtype == hg.int64
+    assert hg.prod(hg.zeros(0)).item() == 1.0
+    u = hg.arange(10.0).unfold(0, 4, 3)
+    np.testing.assert_array_equal(u.numpy(), np.lib.stride_tricks.sliding_window_view(np.arange(10.0), 4)[::3])
+    m = rng.normal(size=(2, 5, 3))
+    np.testing.assert_array_equal(hg.tensor(m).unfold(1, 2, 1).numpy(),
+                                  np.lib.stride_tricks.sliding_window_view(m, 2, axis=1))
+    d = rng.normal(size=(2, 3))
+    e = hg.diag_embed(hg.tensor(d, dtype=hg.float64), offset=1)
+    assert e.shape == (2, 4, 4)
+    for b in range(2):
+        np.testing.assert_array_equal(e[b].numpy(), np.diag(d[b], 1))
+    with pytest.raises(hg.Error, match="unfold: size 5"):
+        hg.arange(4.0).unfold(0, 5, 1)
+    with pytest.raises(hg.Error, match="diag_embed"):
+        hg.diag_embed(hg.ones(2), dim1=0, dim2=0)
+    if torch is not None:
+        t = torch.tensor(d)
+        assert torch.diag_embed(t, -1, 0, 2).tolist() == hg.diag_embed(hg.tensor(d, dtype=hg.float64), -1, 0, 2).tolist()
+        assert torch.arange(10.0).unfold(0, 3, 2).tolist() == hg.arange(10.0).unfold(0, 3, 2).tolist()

@@ -1,5 +1,5 @@
 // Gradcheck cases for ops/statistics.h (var, std), ops/rearrange.h (gathers, triangles, reshapes),
-// ops/compare.h's clamp, ops/power.h, ops/division.h and ops/gather.h.
+// ops/compare.h's clamp, ops/power.h, ops/division.h, ops/linalg.h, ops/composed.h and ops/gather.h.
 #include "cases/gradcheck_cases.h"
 
 namespace hg::cases {
@@ -72,6 +72,14 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
                  {leaf({2, 3}, gen)}});
   out.push_back({"vector_norm", "ord inf over dim 0, keepdim", [](const V& x) { return vector_norm(x[0], INFINITY, {0}, true); },
                  {leaf({3, 2}, gen)}});
+  // ops/composed.cpp; prod with a zero in a row (the quotient out/x would be 0/0 there)
+  out.push_back({"prod", "dim 1, a zero in row 0", [](const V& x) { return prod(x[0], 1); },
+                 {tensor({0.5, 0.0, -1.2, 2.0, 1.5, -0.7, 0.9, 1.1, 1.3, -0.4}, {2, 5}, DType::f64).requires_grad_()}});
+  out.push_back({"prod", "all of a transposed (3, 2), keepdim", [](const V& x) { return prod(x[0].transpose(0, 1), std::nullopt, true); },
+                 {leaf({2, 3}, gen)}});
+  out.push_back({"unfold", "windows of 3, step 2 along dim 1", [](const V& x) { return unfold(x[0], 1, 3, 2); }, {leaf({2, 7}, gen)}});
+  out.push_back({"diag_embed", "(2, 3), offset -1", [](const V& x) { return diag_embed(x[0], -1); }, {leaf({2, 3}, gen)}});
+  out.push_back({"diag_embed", "offset 1 into dims (0, 2)", [](const V& x) { return diag_embed(x[0], 1, 0, 2); }, {leaf({2, 3}, gen)}});
   // ops/gather.cpp
   const auto idx = [](std::vector<double> v, Shape s) { return tensor(v, s, DType::i64); };
   out.push_back({"gather", "dim 1, repeated index", [idx](const V& x) { return gather(x[0], 1, idx({2, 0, 2, 1, 1, 1}, {2, 3})); },
