@@ -19,6 +19,7 @@ from collections import namedtuple as _namedtuple
 import numpy as _np
 
 from . import _C
+from . import _indexing
 from ._C import Error, Generator, IndexError, Tensor, cuda_is_available, is_grad_enabled  # noqa: A004
 from ._C import cat, exp, log, log_softmax, matmul, mean, relu, softmax, sum, tanh, where  # noqa: A004
 from ._C import (abs, acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, exp2, expm1, floor,  # noqa: A004
@@ -76,11 +77,89 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """norm(input, p='fro', dim=None, keepdim=False): torch.norm, the vector p-norm of the entries
     over dim ('fro' is 2), hg.linalg.vector_norm's; other matrix norms ('nuc') are not implemented."""
     if isinstance(p, str) and p != "fro":
-        raise NotImplementedError(f"hg.norm: p={p!r} is not implemented; numbers, inf and 'fro' are")
+        raise Error(f"hg.norm: p={p!r} is not implemented; numbers, inf and 'fro' are")
     return linalg.vector_norm(input, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
 
 
 Tensor.norm = norm
+from . import _extras  # noqa: E402
+from ._extras import (aminmax, allclose, argsort, atan2, atleast_1d, atleast_2d, atleast_3d, bernoulli,  # noqa: E402
+                      bmm, broadcast_to, cartesian_prod, cdist, column_stack, count_nonzero, cross, cumprod, dot,
+                      dstack, einsum, equal, fmod, hstack, hypot, index_add, index_fill, isclose, kron, logit,
+                      meshgrid, mm, msort, nan_to_num, nonzero, outer, sinc, sort, std_mean, take_along_dim,
+                      tensordot, topk, trace, unbind, var_mean, vstack, xlogy)
+
+_extras.attach()
+
+
+def argmax(input, dim=None, keepdim=False):
+    """argmax(x, dim=None, keepdim=False): the flat position of the largest entry, or per dim."""
+    _require_tensor(input, "hg.argmax")
+    return input.argmax(dim, keepdim)
+
+
+def chunk(input, chunks, dim=0):
+    _require_tensor(input, "hg.chunk")
+    return input.chunk(chunks, dim)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    _require_tensor(tensor, "hg.split")
+    return tensor.split(split_size_or_sections, dim)
+
+
+def sqrt(input):
+    _require_tensor(input, "hg.sqrt")
+    return input.sqrt()
+
+
+def transpose(input, dim0, dim1):
+    _require_tensor(input, "hg.transpose")
+    return input.transpose(dim0, dim1)
+
+
+def permute(input, dims):
+    _require_tensor(input, "hg.permute")
+    return input.permute(*dims)
+
+
+def reshape(input, shape):
+    _require_tensor(input, "hg.reshape")
+    return input.reshape(*shape)
+
+
+def squeeze(input, dim=None):
+    _require_tensor(input, "hg.squeeze")
+    return input.squeeze() if dim is None else input.squeeze(dim)
+
+
+def unsqueeze(input, dim):
+    _require_tensor(input, "hg.unsqueeze")
+    return input.unsqueeze(dim)
+
+
+def t(input):
+    _require_tensor(input, "hg.t")
+    return input.t()
+
+
+def numel(input):
+    _require_tensor(input, "hg.numel")
+    return input.numel()
+
+
+def clone(input):
+    _require_tensor(input, "hg.clone")
+    return input.clone()
+
+
+def round(input, decimals=0):  # noqa: A001
+    """round(x, decimals=0): half to even, as PyTorch's; with decimals, round(x · 10^d) / 10^d."""
+    _require_tensor(input, "hg.round")
+    return _extras.round_(input, decimals)
+
+
+Tensor.round = lambda self, decimals=0: round(self, decimals)
 from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 
@@ -375,15 +454,14 @@ def _getitem(self, index):
     """Integers select (and drop the dimension), slices view, None adds a dimension and ...
     skips dimensions: PyTorch's basic indexing, every step a differentiable view."""
     if isinstance(index, Tensor):  # x[mask]: the entries where mask is true; x[ids]: rows ids (int64, 1-d)
-        if index.dtype == bool:
+        if index.dtype == bool and tuple(index.shape) == tuple(self.shape):
             return _rearrange.masked_select(self, index)
-        if index.dtype == int64 and index.dim() <= 1:
+        if index.dtype == int64 and index.dim() == 1:
             return _rearrange.index_select(self, 0, index)
+    if _indexing.is_advanced(index):  # lists, int64 and bool tensors: NumPy's rules (_indexing.py)
+        return _indexing.read(self, index)
     if not isinstance(index, tuple):
         index = (index,)
-    if _builtins.any(isinstance(i, (Tensor, list, _np.ndarray)) for i in index):
-        raise TypeError("hg.Tensor: indexing with tensors or lists is supported as x[bool mask] and x[int64 ids] "
-                        "(1-d); other advanced indexing is not yet")
     out, d, source = self, 0, 0  # d: the dimension of `out` the next index reads; source: the same in self
     for pos, i in enumerate(index):
         if i is Ellipsis:  # the indices after it take the last dimensions
@@ -419,6 +497,8 @@ def _getitem(self, index):
 
 
 def _setitem(self, index, value):
+    if _indexing.is_advanced(index):
+        return _indexing.write(self, index, value)
     target = self[index]
     if isinstance(value, Tensor):
         target.copy_(value)
@@ -485,7 +565,7 @@ def _int(self):
 
 
 def _half(self):
-    raise NotImplementedError("Tensor.half(): handgrad has no float16; use .float() (float32) or .double()")
+    raise Error("Tensor.half(): handgrad has no float16; use .float() (float32) or .double()")
 
 
 Tensor.int = _int
@@ -496,8 +576,40 @@ Tensor.T = property(lambda self: self.permute(*range(self.dim() - 1, -1, -1)))
 
 
 def max(input, dim=None, keepdim=False):  # noqa: A001
+    """max(x), max(x, dim, keepdim) → (values, indices), or max(x, y): the elementwise maximum."""
     _require_tensor(input, "hg.max")
+    if isinstance(dim, Tensor):
+        return maximum(input, dim)
     return input.max(dim, keepdim)
+
+
+_tensor_sum, _tensor_mean = Tensor.sum, Tensor.mean
+
+
+def _reduction(method, name):
+    def reduce(self, dim=None, keepdim=False, *, axis=None, dtype=None):
+        if axis is not None:  # NumPy's spelling, which PyTorch accepts too
+            if dim is not None:
+                raise TypeError(f"{name}(): give dim or axis, not both")
+            dim = axis
+        x = self.to(dtype) if dtype is not None else self
+        return method(x, dim, keepdim)
+    reduce.__name__ = name
+    reduce.__doc__ = f"{name}(dim=None, keepdim=False, *, dtype=None): over dim (an int or a tuple; axis= too)."
+    return reduce
+
+
+Tensor.sum, Tensor.mean = _reduction(_tensor_sum, "sum"), _reduction(_tensor_mean, "mean")
+
+
+def sum(input, dim=None, keepdim=False, *, axis=None, dtype=None):  # noqa: A001
+    _require_tensor(input, "hg.sum")
+    return input.sum(dim, keepdim, axis=axis, dtype=dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, axis=None, dtype=None):
+    _require_tensor(input, "hg.mean")
+    return input.mean(dim, keepdim, axis=axis, dtype=dtype)
 
 
 from . import func  # noqa: E402  (hg.func.jvp, as torch.func.jvp)
@@ -518,5 +630,14 @@ __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "any", "all",
     "clamp", "clip",
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg", "subtract", "multiply",
+    "divide", "negative", "gather", "scatter", "scatter_add", "prod", "diag_embed", "norm", "linalg",
+    "randperm", "multinomial", "empty", "empty_like", "argmax", "chunk", "split", "sqrt", "transpose", "permute",
+    "reshape", "squeeze", "unsqueeze", "t", "numel", "clone",
+    "mm", "bmm", "dot", "outer", "tensordot", "einsum", "sort", "argsort", "msort", "topk", "hstack", "vstack",
+    "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "unbind", "take_along_dim",
+    "meshgrid", "cartesian_prod", "kron", "trace", "cross", "cdist", "std_mean", "var_mean", "aminmax", "cumprod",
+    "count_nonzero", "nonzero", "allclose", "isclose", "equal", "nan_to_num", "atan2", "hypot", "logit", "xlogy",
+    "sinc", "fmod", "bernoulli", "index_fill", "index_add",
     "cuda_is_available", "__version__",
 ]

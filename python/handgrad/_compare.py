@@ -113,8 +113,14 @@ def clamp(input, min=None, max=None):  # noqa: A002 (PyTorch's names)
 clip = clamp
 
 
-def where(condition, input, other):
-    """input where condition is true, other elsewhere (broadcast); either may be a number."""
+def where(condition, input=None, other=None):
+    """input where condition is true, other elsewhere (broadcast); either may be a number.
+    where(condition) alone is nonzero(condition, as_tuple=True), as in PyTorch."""
+    if input is None and other is None and isinstance(condition, Tensor):
+        from ._extras import nonzero
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where(): give condition, input and other (or the condition alone)")
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): condition must be a handgrad bool Tensor, not {type(condition).__name__}")
     like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else None

@@ -55,7 +55,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if ord == "fro" and (dim is None or len(dims) == 2):
         ord = 2
     elif isinstance(ord, str) or (ord is not None and len(dims) == 2):
-        raise NotImplementedError(f"hg.linalg.norm: the matrix norm ord={ord!r} is not implemented; "
+        raise _C.Error(f"hg.linalg.norm: the matrix norm ord={ord!r} is not implemented; "
                                   "vector norms and 'fro' are")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 

@@ -83,7 +83,7 @@ class ReLU(Module):
     def __init__(self, inplace=False):
         super().__init__()
         if inplace:
-            raise NotImplementedError("ReLU: inplace=True is not implemented")
+            raise ValueError("ReLU: inplace=True is not implemented")
 
     def forward(self, input):
         return F.relu(input)
@@ -98,7 +98,7 @@ class Dropout(Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p}")
         if inplace:
-            raise NotImplementedError("Dropout: inplace=True is not implemented")
+            raise ValueError("Dropout: inplace=True is not implemented")
         self.p = p
 
     def forward(self, input):
