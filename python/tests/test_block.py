@@ -211,3 +211,34 @@ def test_a_block_and_a_linear_head_learn_to_copy_the_previous_token():
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0], losses[::10]
     assert time.monotonic() - start < 30
+
+
+def test_a_blocks_backward_steps_through_the_page_each_gradient_beside_its_difference():
+    """hg.to_html takes the whole block's graph: layer norms, attention, the MLP, the residuals;
+    with the parameters named by their paths and a recompute, every leaf's gradient on the page
+    agrees with its float64 central difference."""
+    hg.manual_seed(0)
+    blk = hg.nn.TransformerBlock(8, 2, dtype=hg.float64)
+    x = hg.randn(1, 4, 8, dtype=hg.float64, requires_grad=True)
+    x.name = "x"
+    params = dict(blk.named_parameters())
+    for name, p in params.items():
+        p.name = name
+    leaves = dict(params, x=x)
+
+    def recompute(name, value):
+        if name not in leaves:
+            return None
+        t = leaves[name]
+        with hg.no_grad():
+            kept = t.detach().clone()
+            t.copy_(value)
+            out = blk(x).pow(2).mean()
+            t.copy_(kept)
+        return out
+
+    page = hg.to_html(blk(x).pow(2).mean(), "a pre-norm block", recompute=recompute).document
+    for op in ("layer_norm", "attention_qkv", "gelu", "ln1.weight", "mlp.fc2.bias"):
+        assert op in page, op
+    # one check per gradient the page shows into a leaf (x and the 12 parameters), none failing
+    assert page.count('"ok":true') >= 10 and '"ok":false' not in page
