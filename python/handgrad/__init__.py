@@ -160,6 +160,7 @@ def round(input, decimals=0):  # noqa: A001
 
 
 Tensor.round = lambda self, decimals=0: round(self, decimals)
+_extras.attach_inplace()
 from . import optim  # noqa: E402
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
 

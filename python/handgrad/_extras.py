@@ -571,3 +571,34 @@ FUNCTIONS = ["mm", "bmm", "dot", "outer", "tensordot", "einsum", "sort", "argsor
              "var_mean", "aminmax", "cumprod", "count_nonzero", "nonzero", "allclose", "isclose", "equal",
              "nan_to_num", "atan2", "hypot", "logit", "xlogy", "sinc", "fmod", "bernoulli", "index_fill",
              "index_add"]
+
+
+# ---------------------------------------------------------------- in-place forms
+# x.add_(y) is x.copy_(x.add(y)): the out-of-place op, written back into x's memory. As every
+# in-place write here, it is refused on a tensor that requires grad while grad mode is on (the
+# library records no in-place ops), and the result is cast to x's dtype.
+
+INPLACE = ["add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "clamp",
+           "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc", "sign", "reciprocal", "masked_fill", "scatter",
+           "scatter_add", "index_fill", "index_add", "fmod", "remainder", "lerp", "square", "sin", "cos", "tril", "triu",
+           "nan_to_num", "clip", "floor_divide", "t", "squeeze", "unsqueeze"]
+
+
+def _inplace(name):
+    def op(self, *args, **kwargs):
+        out = getattr(self, name)(*args, **kwargs)
+        if tuple(out.shape) != tuple(self.shape):
+            raise _error(f"{name}_(): the result's shape {tuple(out.shape)} is not the tensor's {tuple(self.shape)}")
+        self.copy_(out)
+        return self
+    op.__name__ = name + "_"
+    op.__doc__ = f"x.{name}_(...): x.{name}(...) written into x (refused on a tensor that requires grad)."
+    return op
+
+
+def attach_inplace():
+    for name in INPLACE:
+        if name in ("t", "squeeze", "unsqueeze"):
+            continue  # these change the shape: not in place here
+        if not hasattr(Tensor, name + "_"):
+            setattr(Tensor, name + "_", _inplace(name))

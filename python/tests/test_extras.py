@@ -167,3 +167,47 @@ def test_advanced_indexing_reads_and_writes():
         x[:, [5]]
     with pytest.raises(IndexError, match="int64 or bool"):
         x[hg.tensor([0.0])]
+
+
+def test_in_place_forms_write_into_the_tensor_and_refuse_a_graph_leaf():
+    x = hg.tensor([[1.0, -2.0], [3.0, -4.0]])
+    same = x.add_(1).mul_(2).clamp_(min=0.0)
+    assert same is x and x.tolist() == [[4.0, 0.0], [8.0, 0.0]]
+    x.masked_fill_(x > 5, -1.0).neg_()
+    assert x.tolist() == [[-4.0, -0.0], [1.0, -0.0]]
+    x.scatter_(1, hg.tensor([[1], [0]]), 9.0).tril_()
+    assert x.tolist() == [[-4.0, 0.0], [9.0, -0.0]]
+    leaf = hg.ones(2, requires_grad=True)
+    with pytest.raises(hg.Error):
+        leaf.add_(1)
+    with hg.no_grad():
+        leaf.mul_(3)
+    assert leaf.tolist() == [3.0, 3.0]
+
+
+def test_init_draws_with_the_right_spread():
+    hg.manual_seed(0)
+    w = hg.empty(300, 200)
+    hg.nn.init.xavier_uniform_(w)
+    bound = math.sqrt(6 / 500)
+    assert abs(w).max().item() <= bound and abs(w.std().item() - bound / math.sqrt(3)) < 0.01 * bound
+    hg.nn.init.kaiming_normal_(w, nonlinearity="relu")
+    assert abs(w.std().item() - math.sqrt(2 / 200)) < 0.02 * math.sqrt(2 / 200)
+    hg.nn.init.kaiming_uniform_(w, a=math.sqrt(5))
+    hg.nn.init.xavier_normal_(w, gain=hg.nn.init.calculate_gain("tanh"))
+    hg.nn.init.normal_(w, 1.0, 0.5)
+    assert abs(w.mean().item() - 1.0) < 0.01
+    hg.nn.init.uniform_(w, -0.1, 0.1)
+    assert abs(w).max().item() <= 0.1
+    hg.nn.init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5)
+    assert abs(w).max().item() <= 0.5
+    assert hg.nn.init.zeros_(w).sum().item() == 0 and hg.nn.init.ones_(hg.empty(3)).tolist() == [1.0] * 3
+    assert hg.nn.init.constant_(hg.empty(2), 0.25).tolist() == [0.25, 0.25]
+    assert hg.nn.init.eye_(hg.empty(2, 3)).tolist() == [[1, 0, 0], [0, 1, 0]]
+    lin = hg.nn.Linear(4, 3)
+    hg.nn.init.zeros_(lin.weight)  # a parameter that requires grad: written under no_grad, as PyTorch's
+    assert lin.weight.sum().item() == 0 and lin.weight.requires_grad
+    with pytest.raises(ValueError, match="fan"):
+        hg.nn.init.xavier_uniform_(hg.empty(3))
+    with pytest.raises(TypeError):
+        hg.nn.init.normal_([1.0])

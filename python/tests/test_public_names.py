@@ -9,7 +9,8 @@ import pytest
 import handgrad as hg
 
 MODULES = {"hg": hg, "hg.autograd": hg.autograd, "hg.autograd.forward_ad": hg.autograd.forward_ad, "hg.func": hg.func,
-           "hg.nn": hg.nn, "hg.nn.functional": hg.nn.functional, "hg.optim": hg.optim}
+           "hg.nn": hg.nn, "hg.nn.functional": hg.nn.functional, "hg.nn.init": hg.nn.init, "hg.linalg": hg.linalg,
+           "hg.optim": hg.optim}
 HERE = pathlib.Path(__file__).parent
 SOURCES = "\n".join(p.read_text() for p in sorted(HERE.glob("test_*.py")) if p.name != pathlib.Path(__file__).name)
 NOTEBOOKS = "\n".join(p.read_text() for p in sorted((HERE.parent.parent / "notebooks").glob("*.ipynb")))
