@@ -28,6 +28,7 @@
 #include "ops/positional.h"
 #include "ops/power.h"
 #include "ops/rearrange.h"
+#include "ops/sampling.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
 #include "ops/softmax.h"

@@ -323,14 +323,10 @@ def empty_like(x, dtype=None, requires_grad=False):
 
 def randperm(n, generator=None, dtype=None, device=None):
     """A random permutation of 0 .. n-1 (int64), from hg.manual_seed's generator unless one is
-    given: the order of n uniform draws."""
+    given: the order of n uniform draws (ops/sampling.cpp)."""
     if isinstance(n, _builtins.bool) or not isinstance(n, (int, _np.integer)) or n < 0:
         raise TypeError(f"hg.randperm: n must be an int ≥ 0, got {n!r}")
-    if n == 0:
-        out = tensor(_np.zeros(0, dtype=_np.int64))
-    else:
-        keys = rand(int(n), generator=generator, dtype=float64).numpy()
-        out = tensor(_np.argsort(keys, kind="stable"))
+    out = _C._randperm(int(n), generator or _default_generator)
     out = out.to(dtype) if dtype is not None else out
     return out.to(device) if device not in (None, "cpu") else out
 
@@ -338,35 +334,14 @@ def randperm(n, generator=None, dtype=None, device=None):
 def multinomial(input, num_samples, replacement=False, generator=None):
     """Draws num_samples category indices from each row of input (weights ≥ 0, not necessarily
     summing to 1), with or without replacement, as torch.multinomial: int64, (num_samples,) for a
-    1-d input, (rows, num_samples) for a 2-d one. Uniform draws from hg.manual_seed's generator
-    unless one is given: each draw inverts the running sum of the weights left."""
+    1-d input, (rows, num_samples) for a 2-d one, each draw inverting the running sum of the
+    weights left (ops/sampling.cpp), from hg.manual_seed's generator unless one is given."""
     _require_tensor(input, "hg.multinomial")
-    if input.dim() not in (1, 2):
-        raise ValueError(f"hg.multinomial: input must be 1-d or 2-d, got shape {tuple(input.shape)}")
-    if isinstance(num_samples, _builtins.bool) or not isinstance(num_samples, (int, _np.integer)) or num_samples <= 0:
-        raise ValueError(f"hg.multinomial: num_samples must be a positive int, got {num_samples!r}")
-    w = input.detach().cpu().to(float64).numpy().reshape(-1, input.shape[-1]).copy()
-    if not _np.isfinite(w).all() or (w < 0).any():
-        raise ValueError("hg.multinomial: the weights must be finite and ≥ 0")
-    if not replacement and num_samples > w.shape[1]:
-        raise ValueError(f"hg.multinomial: {num_samples} samples without replacement from {w.shape[1]} categories")
-    u = rand(w.shape[0] * num_samples, generator=generator, dtype=float64).numpy().reshape(w.shape[0], num_samples)
-    out = _np.zeros((w.shape[0], num_samples), dtype=_np.int64)
-    for r in range(w.shape[0]):
-        row = w[r].copy()
-        for k in range(num_samples):
-            total = row.sum()
-            if total <= 0:
-                raise ValueError(f"hg.multinomial: row {r} has no weight left to draw sample {k + 1} from")
-            c = int(_np.searchsorted(_np.cumsum(row), u[r, k] * total, side="right"))
-            c = _builtins.min(c, row.size - 1)
-            while row[c] == 0:  # a draw at a boundary lands on the next category that has weight
-                c -= 1
-            out[r, k] = c
-            if not replacement:
-                row[c] = 0.0
-    result = tensor(out if input.dim() == 2 else out[0])
-    return result.to(input.device) if input.device != "cpu" else result
+    if isinstance(num_samples, _builtins.bool) or not isinstance(num_samples, (int, _np.integer)):
+        raise TypeError(f"hg.multinomial: num_samples must be an int, got {num_samples!r}")
+    if not isinstance(replacement, _builtins.bool):
+        raise TypeError(f"hg.multinomial: replacement must be a bool, got {replacement!r}")
+    return _C._multinomial(input, int(num_samples), replacement, generator or _default_generator)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):

@@ -144,6 +144,10 @@ void bind_tensor(nb::module_& m) {
   m.def("_arange", [](int64_t n, hg::DType t) { return hg::arange(n, t); });
   m.def("_randn", [](const hg::Shape& s, hg::Generator& g, hg::DType t) { return hg::randn(s, g, t); });
   m.def("_rand", [](const hg::Shape& s, hg::Generator& g, hg::DType t) { return hg::rand(s, g, t); });
+  m.def("_randperm", [](int64_t n, hg::Generator& g) { return hg::randperm(n, g); });
+  m.def("_multinomial", [](const hg::Tensor& w, int64_t n, bool replacement, hg::Generator& g) {
+    return hg::multinomial(w, n, replacement, g);
+  });
   m.def("_randint", [](const hg::Shape& s, hg::Generator& g, int64_t lo, int64_t hi) { return hg::randint(s, g, lo, hi); });
 }
 
