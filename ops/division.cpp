@@ -17,10 +17,6 @@ namespace hg {
 
 namespace {
 
-bool integral(const Tensor& t) { return t.defined() && !is_floating(t.dtype()); }
-
-bool whole(double s) { return std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18; }
-
 Tensor integers(const char* op, IntArith kind, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
   return integer_binary(op, kind, expand(a, shape), expand(b, shape));
@@ -28,7 +24,7 @@ Tensor integers(const char* op, IntArith kind, const Tensor& a, const Tensor& b)
 
 // A number beside t, in t's float dtype (float32 beside an integer tensor): s / t rounds as s ÷ t.
 Tensor number(const Tensor& t, double s) {
-  return full({}, s, integral(t) ? DType::f32 : t.dtype(), t.device());
+  return full({}, s, is_integral(t) ? DType::f32 : t.dtype(), t.device());
 }
 
 void require(const char* op, const Tensor& t) {
@@ -40,32 +36,32 @@ void require(const char* op, const Tensor& t) {
 Tensor floor_divide(const Tensor& a, const Tensor& b, Site where) {
   require("floor_divide", a);
   require("floor_divide", b);
-  if (integral(a) && integral(b)) return integers("floor_divide", IntArith::floor_divide, a, b);
+  if (is_integral(a) && is_integral(b)) return integers("floor_divide", IntArith::floor_divide, a, b);
   return floor(div(a, b, where), where);
 }
 
 Tensor remainder(const Tensor& a, const Tensor& b, Site where) {
   require("remainder", a);
   require("remainder", b);
-  if (integral(a) && integral(b)) return integers("remainder", IntArith::remainder, a, b);
+  if (is_integral(a) && is_integral(b)) return integers("remainder", IntArith::remainder, a, b);
   return sub(a, mul(floor(div(a, b, where), where), b, where), where);
 }
 
 Tensor floor_divide(const Tensor& a, double s, Site where) {
   require("floor_divide", a);
-  if (integral(a) && whole(s)) return integer_scalar("floor_divide", IntArith::floor_divide, a, static_cast<int64_t>(s));
+  if (is_integral(a) && is_whole_number(s)) return integer_scalar("floor_divide", IntArith::floor_divide, a, static_cast<int64_t>(s));
   return floor_divide(a, number(a, s), where);
 }
 
 Tensor remainder(const Tensor& a, double s, Site where) {
   require("remainder", a);
-  if (integral(a) && whole(s)) return integer_scalar("remainder", IntArith::remainder, a, static_cast<int64_t>(s));
+  if (is_integral(a) && is_whole_number(s)) return integer_scalar("remainder", IntArith::remainder, a, static_cast<int64_t>(s));
   return remainder(a, number(a, s), where);
 }
 
 Tensor remainder(double s, const Tensor& b, Site where) {
   require("remainder", b);
-  if (integral(b) && whole(s)) return integer_scalar("remainder", IntArith::remainder, b, static_cast<int64_t>(s), true);
+  if (is_integral(b) && is_whole_number(s)) return integer_scalar("remainder", IntArith::remainder, b, static_cast<int64_t>(s), true);
   return remainder(number(b, s), b, where);
 }
 

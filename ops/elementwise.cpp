@@ -55,8 +55,6 @@ std::optional<Tensor> promoted(const char* op, IntArith kind, Binary f, const Te
 }
 
 // A number beside an int64 or bool tensor: a whole one keeps it integer, another makes it float32.
-bool whole(double s) { return std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18; }
-bool integral(const Tensor& a) { return a.defined() && !is_floating(a.dtype()); }
 
 }  // namespace
 
@@ -148,8 +146,8 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
 
 constexpr OpDef kAddScalar{.name = "add_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ"};
 Tensor add(const Tensor& a, double s, Site where) {
-  if (integral(a))
-    return whole(s) ? integer_scalar(kAddScalar.c_str(), IntArith::add, a, static_cast<int64_t>(s)) : add(a.to(DType::f32), s, where);
+  if (is_integral(a))
+    return is_whole_number(s) ? integer_scalar(kAddScalar.c_str(), IntArith::add, a, static_cast<int64_t>(s)) : add(a.to(DType::f32), s, where);
   Tensor out = unary_map(kAddScalar, cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
     record(kAddScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -161,8 +159,8 @@ Tensor add(const Tensor& a, double s, Site where) {
 constexpr OpDef kMulScalar{.name = "mul_scalar", .saves_nothing = "the scalar", .derivation = "ops/elementwise.cpp",
                            .tangent = "ȯ = s ȧ"};
 Tensor mul(const Tensor& a, double s, Site where) {
-  if (integral(a))
-    return whole(s) ? integer_scalar(kMulScalar.c_str(), IntArith::mul, a, static_cast<int64_t>(s)) : mul(a.to(DType::f32), s, where);
+  if (is_integral(a))
+    return is_whole_number(s) ? integer_scalar(kMulScalar.c_str(), IntArith::mul, a, static_cast<int64_t>(s)) : mul(a.to(DType::f32), s, where);
   Tensor out = unary_map(kMulScalar, cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
     record(kMulScalar, {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -173,8 +171,8 @@ Tensor mul(const Tensor& a, double s, Site where) {
 
 constexpr OpDef kRsubScalar{.name = "rsub_scalar", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ȧ"};
 Tensor rsub(const Tensor& a, double s, Site where) {
-  if (integral(a))
-    return whole(s) ? integer_scalar(kRsubScalar.c_str(), IntArith::sub, a, static_cast<int64_t>(s), true) : rsub(a.to(DType::f32), s, where);
+  if (is_integral(a))
+    return is_whole_number(s) ? integer_scalar(kRsubScalar.c_str(), IntArith::sub, a, static_cast<int64_t>(s), true) : rsub(a.to(DType::f32), s, where);
   Tensor out = unary_map(kRsubScalar, cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
     record(kRsubScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -186,7 +184,7 @@ Tensor rsub(const Tensor& a, double s, Site where) {
 constexpr OpDef kRdivScalar{.name = "rdiv_scalar", .saves = {{"denominator a", "d(s/a) = −s/a²"}},
                             .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −out ȧ / a"};
 Tensor rdiv(const Tensor& a, double s, Site where) {
-  if (integral(a)) return rdiv(a.to(DType::f32), s, where);
+  if (is_integral(a)) return rdiv(a.to(DType::f32), s, where);
   Tensor out = unary_map(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record(kRdivScalar, {a}, {out}, {save(a, "denominator a")},
@@ -200,7 +198,7 @@ Tensor rdiv(const Tensor& a, double s, Site where) {
 
 constexpr OpDef kNeg{.name = "neg", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −ẋ"};
 Tensor neg(const Tensor& x, Site where) {
-  if (integral(x)) {
+  if (is_integral(x)) {
     if (x.dtype() == DType::b8) fail("neg", "{} is bool; negation is not defined on bools (use logical_not)", x.describe());
     return integer_scalar(kNeg.c_str(), IntArith::sub, x, 0, true);
   }

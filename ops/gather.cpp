@@ -92,8 +92,6 @@ Tensor write_ints(const Tensor& x, const std::vector<int64_t>& to, const Tensor&
   return r.to(x.device());
 }
 
-bool is_float(const Tensor& t) { return t.dtype() == DType::f32 || t.dtype() == DType::f64; }
-
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index, Site where) {
@@ -105,7 +103,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   constexpr const char* op = "scatter_add";
   const Places p = places(op, x, dim, index, &src);
   if (x.dtype() != src.dtype()) fail(op, "x {} and src {} must have one dtype", x.describe(), src.describe());
-  if (!is_float(x)) return write_ints(x, p.target, src, p.source, true);
+  if (!is_floating(x.dtype())) return write_ints(x, p.target, src, p.source, true);
   const Tensor picked = index_select(src.reshape({-1}, where), 0, positions_tensor(p.source, x.device()), where);
   const Tensor added = embedding_backward(picked.reshape({-1, 1}, where), positions_tensor(p.target, x.device()), x.numel());
   return add(x, added.reshape(x.shape(), where), where);
@@ -124,7 +122,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
       to.push_back(p.target[k]);
       from.push_back(p.source[k]);
     }
-  if (!is_float(x)) return write_ints(x, to, src, from, false);
+  if (!is_floating(x.dtype())) return write_ints(x, to, src, from, false);
   std::vector<double> hit(seen.begin(), seen.end());
   const Tensor mask = ne(tensor(hit, x.shape(), DType::f64), 0.0).to(x.device());
   const Tensor picked = index_select(src.reshape({-1}, where), 0, positions_tensor(from, x.device()), where);

@@ -3,11 +3,16 @@
 // dtype, two integer operands stay int64 (bool with bool stays bool), and true division of integers
 // is float32's. Integers carry no gradient, so nothing here is recorded.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "engine/tensor.h"
 
 namespace hg {
+
+// Whether t is int64 or bool (defined), and whether s is a whole number an int64 holds.
+inline bool is_integral(const Tensor& t) { return t.defined() && !is_floating(t.dtype()); }
+inline bool is_whole_number(double s) { return std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18; }
 
 enum class IntArith : uint8_t { add, sub, mul, floor_divide, remainder, pow };
 
