@@ -21,6 +21,7 @@
 #include "engine/strided.h"
 #include "engine/tape.h"
 #include "engine/tape_internal.h"
+#include "engine/tensor_internal.h"
 
 namespace hg {
 
@@ -30,23 +31,9 @@ namespace {
 // a gradient may alias another op's gradient, e.g. an addition passes its incoming gradient on to both terms).
 Tensor sum_grads(const Tensor& a, const Tensor& b) {
   if (a.device() == Device::cpu && b.device() == Device::cpu && a.dtype() == b.dtype() && is_floating(a.dtype())) {
-    // One pass, out = a + b (a clone then add_ would write out twice and read a twice).
+    // One pass, out = a + b, through add_'s own loop (a clone then add_ would write out twice).
     Tensor out = empty(a.shape(), a.dtype());
-    dispatch_float(a.dtype(), "backward", [&]<typename T>() {
-      [[maybe_unused]] const cpu::Kernels& K = cpu::kernels();
-      for_each_row<T, const T, const T>(
-          out.shape(), {&out.strides(), &a.strides(), &b.strides()},
-          std::make_tuple(out.data_ptr<T>(), a.data_ptr<const T>(), b.data_ptr<const T>()),
-          [&](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
-            auto [o, x, y] = p;
-            if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-              if constexpr (std::is_same_v<T, float>) return K.vadd(o, x, y, n);  // cpu/kernels.h
-              for (int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
-            } else {
-              for (int64_t i = 0; i < n; ++i) o[i * st[0]] = x[i * st[1]] + y[i * st[2]];
-            }
-          });
-    });
+    add_rows(out, a, b, 1.0);
     return out;
   }
   Tensor out = a.contiguous().clone();

@@ -175,27 +175,32 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
     bump_version();
     return *this;
   }
-  dispatch_float(dtype(), "add_", [&]<typename T>() {
-    const T a = static_cast<T>(alpha);
-    // alpha = 1 (a gradient summed in place): 1 · s is s exactly, so the kernel table's vadd
-    // (cpu/kernels.h) gives the same bits at the CPU's vector width.
-    const cpu::BinaryRow add_row = std::is_same_v<T, float> && alpha == 1.0 ? cpu::kernels().vadd : nullptr;
-    for_each_row<T, const T>(shape(), {&strides(), &other.strides()},
-                             std::make_tuple(data_ptr<T>(), other.data_ptr<const T>()),
-                             [=](int64_t n, std::tuple<T*, const T*> p, const std::array<int64_t, 2>& st) {
-                               auto [d, s] = p;
-                               if (st[0] == 1 && st[1] == 1) {
-                                 if constexpr (std::is_same_v<T, float>) {
-                                   if (add_row) return add_row(d, d, s, n);
-                                 }
-                                 for (int64_t i = 0; i < n; ++i) d[i] += a * s[i];
-                               } else {
-                                 for (int64_t i = 0; i < n; ++i) d[i * st[0]] += a * s[i * st[1]];
-                               }
-                             });
-  });
+  add_rows(*this, *this, other, alpha);
   bump_version();
   return *this;
+}
+
+void add_rows(const Tensor& out, const Tensor& x, const Tensor& y, double alpha) {
+  dispatch_float(out.dtype(), "add_", [&]<typename T>() {
+    const T a = static_cast<T>(alpha);
+    // alpha = 1 (a gradient summed): 1 · y is y exactly, so the kernel table's vadd
+    // (cpu/kernels.h) gives the same bits at the CPU's vector width.
+    const cpu::BinaryRow add_row = std::is_same_v<T, float> && alpha == 1.0 ? cpu::kernels().vadd : nullptr;
+    for_each_row<T, const T, const T>(
+        out.shape(), {&out.strides(), &x.strides(), &y.strides()},
+        std::make_tuple(out.data_ptr<T>(), x.data_ptr<const T>(), y.data_ptr<const T>()),
+        [=](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
+          auto [o, u, v] = p;
+          if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+            if constexpr (std::is_same_v<T, float>) {
+              if (add_row) return add_row(o, u, v, n);
+            }
+            for (int64_t i = 0; i < n; ++i) o[i] = u[i] + a * v[i];
+          } else {
+            for (int64_t i = 0; i < n; ++i) o[i * st[0]] = u[i * st[1]] + a * v[i * st[2]];
+          }
+        });
+  });
 }
 
 Tensor& Tensor::mul_(double s) {
