@@ -46,22 +46,21 @@ def _error(message):
 
 # ---------------------------------------------------------------- products
 
+def _batched_product(op, input, mat2, rank, what):
+    _tensor(op, input), _tensor(op, mat2)
+    if input.dim() != rank or mat2.dim() != rank:
+        raise _error(f"{op}(): expected {rank}-d {what}, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
+    return input @ mat2
+
+
 def mm(input, mat2):
     """mm(a, b): the (n, m) × (m, p) matrix product; both must be 2-d."""
-    _tensor("mm", input), _tensor("mm", mat2)
-    for t in (input, mat2):
-        if t.dim() != 2:
-            raise _error(f"mm(): expected 2-d matrices, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
-    return input @ mat2
+    return _batched_product("mm", input, mat2, 2, "matrices")
 
 
 def bmm(input, mat2):
     """bmm(a, b): (B, n, m) × (B, m, p) batch by batch; both must be 3-d."""
-    _tensor("bmm", input), _tensor("bmm", mat2)
-    for t in (input, mat2):
-        if t.dim() != 3:
-            raise _error(f"bmm(): expected 3-d batches, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
-    return input @ mat2
+    return _batched_product("bmm", input, mat2, 3, "batches")
 
 
 def dot(input, other):

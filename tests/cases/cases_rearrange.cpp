@@ -66,6 +66,8 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"remainder", "(2, 3) % (3,), mixed signs", [](const V& x) { return remainder(x[0], x[1]); },
                  {tensor({5.3, -5.3, 2.2, 7.9, -0.4, 3.1}, {2, 3}, DType::f64).requires_grad_(),
                   tensor({2.0, 1.7, -1.3}, {3}, DType::f64).requires_grad_()}});
+  out.push_back({"remainder", "transposed dividend by a number", [](const V& x) { return remainder(x[0].transpose(0, 1), 1.7); },
+                 {tensor({5.3, -5.3, 2.2, 7.9, -0.4, 3.1}, {3, 2}, DType::f64).requires_grad_()}});
   // ops/linalg.cpp's vector_norm
   out.push_back({"vector_norm", "ord 2 over dim 1", [](const V& x) { return vector_norm(x[0], 2.0, {1}); }, {leaf({3, 4}, gen)}});
   out.push_back({"vector_norm", "ord 3, all, transposed", [](const V& x) { return vector_norm(x[0].transpose(0, 1), 3.0); },
@@ -79,6 +81,9 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
                  {leaf({2, 3}, gen)}});
   out.push_back({"unfold", "windows of 3, step 2 along dim 1", [](const V& x) { return unfold(x[0], 1, 3, 2); }, {leaf({2, 7}, gen)}});
   out.push_back({"diag_embed", "(2, 3), offset -1", [](const V& x) { return diag_embed(x[0], -1); }, {leaf({2, 3}, gen)}});
+  out.push_back({"unfold", "a transposed (5, 2) along dim 1, step 1", [](const V& x) { return unfold(x[0].transpose(0, 1), 1, 2, 1); },
+                 {leaf({5, 2}, gen)}});
+  out.push_back({"diag_embed", "a transposed (3, 2)", [](const V& x) { return diag_embed(x[0].transpose(0, 1)); }, {leaf({3, 2}, gen)}});
   out.push_back({"diag_embed", "offset 1 into dims (0, 2)", [](const V& x) { return diag_embed(x[0], 1, 0, 2); }, {leaf({2, 3}, gen)}});
   // ops/gather.cpp
   const auto idx = [](std::vector<double> v, Shape s) { return tensor(v, s, DType::i64); };
@@ -93,6 +98,12 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"scatter", "dim 0, src larger than index", [idx](const V& x) {
                    return scatter(x[0], 0, idx({2, 0, 1}, {1, 3}), x[1]);
                  }, {leaf({3, 3}, gen), leaf({2, 4}, gen)}});
+  out.push_back({"scatter_add", "transposed x and src, dim 0", [idx](const V& x) {
+                   return scatter_add(x[0].transpose(0, 1), 0, idx({2, 0, 2, 1}, {2, 2}), x[1].transpose(0, 1));
+                 }, {leaf({2, 3}, gen), leaf({2, 2}, gen)}});
+  out.push_back({"scatter", "transposed x and src, dim 1", [idx](const V& x) {
+                   return scatter(x[0].transpose(0, 1), 1, idx({1, 0, 0}, {3, 1}), x[1].transpose(0, 1));
+                 }, {leaf({2, 3}, gen), leaf({1, 3}, gen)}});
   out.push_back({"scatter", "value 0.5 along dim 1", [idx](const V& x) { return scatter(x[0], 1, idx({1, 3}, {2, 1}), 0.5); },
                  {leaf({2, 4}, gen)}});
 }
