@@ -10,6 +10,7 @@
 // graphs of their own.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -99,20 +100,23 @@ void check_saved_versions(const Node& n) {
 
 // The saved tensors as the backward sees them: constants, or under create_graph the tensors
 // themselves (their gradient flows back through what the backward computes with them).
+// Each at its slot's place in the definition's `saves`: the backward reads saved[slot].
 std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_graph) {
-  std::vector<Tensor> out;
+  size_t width = self->def ? self->def->saved_labels().size() : 0;
+  for (const SavedTensor& s : self->saved) width = std::max(width, s.slot + 1);
+  std::vector<Tensor> out(width);
   for (const SavedTensor& s : self->saved) {
     std::shared_ptr<Node> producer = s.is_output ? self : s.node;
     if (!create_graph || (!s.leaf && !producer)) {
-      out.push_back(s.data);
+      out[s.slot] = s.data;
     } else if (s.leaf) {
-      out.push_back(Tensor(s.leaf));
+      out[s.slot] = Tensor(s.leaf);
     } else {
       auto impl = std::make_shared<TensorImpl>(*s.data.impl());
       impl->requires_grad = true;
       impl->node = std::move(producer);
       impl->output_nr = s.output_nr;
-      out.push_back(Tensor(std::move(impl)));
+      out[s.slot] = Tensor(std::move(impl));
     }
   }
   return out;
@@ -147,7 +151,7 @@ std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vec
   for (const Tensor& g : gout)
     if (g.requires_grad()) depends_on.push_back(g);
   for (const Tensor& s : unpack_saved(n, true))
-    if (s.requires_grad()) depends_on.push_back(s);
+    if (s.defined() && s.requires_grad()) depends_on.push_back(s);
   std::vector<Tensor> marked;
   for (Tensor& g : gin)
     if (g.defined()) marked.push_back(g = g.detach());

@@ -8,13 +8,36 @@
 // Written with designated initializers, in the order of the fields below:
 //   constexpr OpDef kCube{.name = "cube", .saves = {{"input x", "d(x³) = 3x² dx"}},
 //                         .derivation = "ops/cube.cpp", .fused = "cube_backward: 3 g x² in one pass"};
+//
+// Its saved tensors are named once, in `saves`; the code names a slot by its label, resolved when
+// the program is compiled (a label the definition does not list fails to compile):
+//   struct CubeSaved { static constexpr SavedSlot x = kCube.slot("input x"); };
+//   record(kCube, {x}, {out}, {save(CubeSaved::x, x)}, [](const auto& g, const auto& s) { ... s[CubeSaved::x] ... });
+// The backward reads saved[slot] at the slot's place in `saves`, whichever of the sometimes-saved
+// tensors were saved (an undefined Tensor where one was not).
 #pragma once
+#include <cstddef>
 #include <span>
 #include <string_view>
 
 namespace hg {
 
-// One tensor the backward saves: the label it is saved under (save(t, label)), why the backward
+struct OpDef;
+
+// One of a definition's saved tensors: the definition and the tensor's place in its `saves`.
+struct SavedSlot {
+  const OpDef* def = nullptr;
+  size_t index = 0;
+  constexpr operator size_t() const { return index; }  // saved[slot]
+};
+
+namespace detail {
+// Not constexpr, on purpose: OpDef::slot calls it for a label its definition does not list, so the
+// compiler's error names the mistake.
+void the_definition_lists_no_saved_tensor_with_this_label();
+}  // namespace detail
+
+// One tensor the backward saves: the label naming its slot (OpDef::slot), why the backward
 // needs it, and, for one saved only sometimes, when (empty: always).
 struct SavedLabel {
   std::string_view label;
@@ -52,6 +75,18 @@ struct OpDef {
   // "ȯ = ȧ b + a ḃ"; record() is then given the rule beside the backward. Empty: it has none, and
   // an input that carries a tangent makes the op fail by name (never a zero tangent).
   std::string_view tangent = {};
+
+  // The slot of the saved tensor labelled `label`, found at compile time.
+  consteval SavedSlot slot(std::string_view label) const {
+    for (size_t i = 0; i < kMaxSaved && !saves[i].label.empty(); ++i)
+      if (saves[i].label == label) return {this, i};
+    detail::the_definition_lists_no_saved_tensor_with_this_label();
+    return {};
+  }
+
+  // The slot of the one tensor it saves, for a helper shared by ops that each save one (record()
+  // checks that the definition lists it).
+  constexpr SavedSlot only_slot() const { return {this, 0}; }
 
   const char* c_str() const { return name.data(); }  // the name for error messages (a literal: NUL-terminated)
   std::span<const SavedLabel> saved_labels() const {  // the listed labels, `saves` without its empty tail

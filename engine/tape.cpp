@@ -89,9 +89,11 @@ bool needs_node(const std::vector<Tensor>& inputs) {
 
 bool should_record(const std::vector<Tensor>& inputs) { return needs_node(inputs) || detail::any_tangent(inputs); }
 
-SavedTensor save(const Tensor& t, std::string what) {
+SavedTensor save(SavedSlot slot, const Tensor& t) {
   SavedTensor s;
-  s.what = std::move(what);
+  if (slot.def && slot.index < OpDef::kMaxSaved) s.what = std::string(slot.def->saves[slot.index].label);
+  s.slot = slot.index;
+  s.def = slot.def;
   s.data = t.detach();
   s.version = t.impl()->storage->version;
   s.source = t.impl();
@@ -133,25 +135,24 @@ void check_forward(const Node& n, const std::vector<Tensor>& inputs, const std::
            "division by zero).", k, shape_str(outputs[k].shape()), shapes_of(n.inputs), n.call_site());
 }
 
-// The saved tensors held to the definition: each label one it lists; every label it lists as
-// always saved, saved; and in the order it lists them (the backward reads them by position).
+// The saved tensors held to the definition: each saved under a slot of this definition, in the
+// order of its `saves` and each at most once, and every slot it lists as always saved, saved.
 void check_saves(const OpDef& def, const std::vector<SavedTensor>& saved) {
   const std::span<const SavedLabel> listed = def.saved_labels();
-  auto listed_at = [&](const std::string& what) {
-    return std::find_if(listed.begin(), listed.end(), [&](const SavedLabel& l) { return l.label == what; });
-  };
   for (const SavedTensor& s : saved)
-    if (listed_at(s.what) == listed.end())
-      fail(def.name, "its backward saves the tensor \"{}\", which its definition does not list; list each saved "
-           "tensor in the definition's saves, with why the backward needs it (or don't save it)", s.what);
-  for (const SavedLabel& l : listed)
-    if (l.when.empty() && std::none_of(saved.begin(), saved.end(), [&](const SavedTensor& s) { return s.what == l.label; }))
-      fail(def.name, "its definition lists \"{}\" as saved (always), but the backward did not save it; save it, "
-           "or say in the definition when it is saved (or remove it)", l.label);
+    if (s.def != &def || s.slot >= listed.size())
+      fail(def.name, "its forward saves a tensor under {}, not a slot of this op's definition; save each tensor "
+           "under a slot of the definition recorded (def.slot(\"label\"))",
+           s.def && s.slot < s.def->saved_labels().size() ? fmt::format("{}'s slot \"{}\"", s.def->name, s.what)
+                                                           : std::string("no slot it lists"));
   for (size_t k = 1; k < saved.size(); ++k)
-    if (listed_at(saved[k].what) <= listed_at(saved[k - 1].what))
-      fail(def.name, "its backward saves \"{}\" after \"{}\": out of order (or twice) for its definition, which "
-           "lists them in the order the backward reads them", saved[k].what, saved[k - 1].what);
+    if (saved[k].slot <= saved[k - 1].slot)
+      fail(def.name, "its forward saves \"{}\" after \"{}\": out of order (or twice) for its definition, which "
+           "lists its saved tensors in one order", saved[k].what, saved[k - 1].what);
+  for (size_t i = 0; i < listed.size(); ++i)
+    if (listed[i].when.empty() && std::none_of(saved.begin(), saved.end(), [&](const SavedTensor& s) { return s.slot == i; }))
+      fail(def.name, "its definition lists \"{}\" as saved (always), but the forward did not save it; save it, "
+           "or say in the definition when it is saved (or remove it)", listed[i].label);
 }
 
 }  // namespace

@@ -95,7 +95,9 @@ struct OutputSlot {
 };
 
 struct SavedTensor {
-  std::string what;      // "the output P", shown in errors and in the drawn graph
+  std::string what;      // "the output P", shown in errors and in the drawn graph: the slot's label
+  size_t slot = 0;       // its place in the definition's `saves`, where the backward reads it
+  const OpDef* def = nullptr;  // the definition whose slot it is
   Tensor data;           // detached alias; dropped when backward frees the node
   uint64_t version = 0;  // storage version when saved
   // Where the value came from, so that with create_graph the backward computes on the tensor
@@ -152,14 +154,17 @@ std::string tape_str(const Tensor& root);
 // node for the backward), or some input carries a tangent (engine/forward.h: its tangent rule runs).
 bool should_record(const std::vector<Tensor>& inputs);
 
-// Save a tensor for backward (a detached alias plus its current version and its origin; inside a
-// dual level the alias keeps the tensor's tangent, so a backward run there pushes tangents too).
-SavedTensor save(const Tensor& t, std::string what);
+// Save a tensor for backward under one of its op's slots (engine/op_def.h): a detached alias plus
+// its current version and its origin; inside a dual level the alias keeps the tensor's tangent, so
+// a backward run there pushes tangents too.
+SavedTensor save(SavedSlot slot, const Tensor& t);
 
 // Record one node of the op `def` defines, with its composed backward (and, where the definition
 // names one, its fused backward). Marks each output as requiring grad and produced by this node.
-// Checks the saved tensors against the definition: saving a label it does not list (or out of its
-// order), or not saving one it lists as always saved, is an hg::Error naming the op and the label.
+// Checks the saved tensors against the definition before anything runs backward: a slot of another
+// op's definition, slots out of the definition's order (or one twice), or a slot it lists as always
+// saved left out, is an hg::Error naming the op and the label. The backward is given the saved
+// tensors at their slots' places (an undefined Tensor for a sometimes-saved one not saved).
 // Under anomaly mode, checks the outputs for NaN/Inf made from finite inputs.
 void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
             std::vector<SavedTensor> saved, BackwardFn backward, Site where = Site::current());

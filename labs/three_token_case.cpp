@@ -254,9 +254,10 @@ Tensor softmax_without_gbar(const Tensor& S) {
     NoGradGuard ng;
     P = softmax(S, -1);
   }
-  return recorded_faulty(kSoftmaxNoGbar, {S}, P, {save(P, "output")},
+  static constexpr SavedSlot kOutput = kSoftmaxNoGbar.slot("output");
+  return recorded_faulty(kSoftmaxNoGbar, {S}, P, {save(kOutput, P)},
                          [](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-                           return std::vector<Tensor>{mul(sv[0], g[0])};
+                           return std::vector<Tensor>{mul(sv[kOutput], g[0])};
                          });
 }
 
@@ -268,12 +269,17 @@ Tensor matmul_faulty(const Tensor& a, const Tensor& b, bool transpose_db) {
     NoGradGuard ng;
     out = matmul(a, b);
   }
-  return recorded_faulty(transpose_db ? kMatmulUntransposed : kMatmulWrongDv, {a, b}, out,
-                         {save(a, "left operand a"), save(b, "right operand b")},
-                         [transpose_db](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-                           const Tensor da = matmul(g[0], sv[1].transpose(0, 1));
-                           const Tensor db = transpose_db ? matmul(sv[0].transpose(0, 1), g[0].transpose(0, 1))
-                                                          : matmul(sv[0], g[0]);
+  // Both twins list a and b in the same places.
+  static_assert(kMatmulUntransposed.slot("left operand a").index == kMatmulWrongDv.slot("left operand a").index &&
+                kMatmulUntransposed.slot("right operand b").index == kMatmulWrongDv.slot("right operand b").index);
+  const OpDef& def = transpose_db ? kMatmulUntransposed : kMatmulWrongDv;
+  const SavedSlot a_slot{&def, kMatmulWrongDv.slot("left operand a").index},
+      b_slot{&def, kMatmulWrongDv.slot("right operand b").index};
+  return recorded_faulty(def, {a, b}, out, {save(a_slot, a), save(b_slot, b)},
+                         [transpose_db, a_slot, b_slot](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+                           const Tensor da = matmul(g[0], sv[b_slot].transpose(0, 1));
+                           const Tensor db = transpose_db ? matmul(sv[a_slot].transpose(0, 1), g[0].transpose(0, 1))
+                                                          : matmul(sv[a_slot], g[0]);
                            return std::vector<Tensor>{da, db};
                          });
 }

@@ -1,22 +1,26 @@
 // ops/attention_paths.h — what the files of scaled dot-product attention share: the checked
-// problem, the forward's and backward's buffers, and the CPU kernels the paths run.
+// problem, the plan (which kernels a call runs), the forward's and backward's buffers, and the
+// kernels' entries.
 //
-//   ops/attention.cpp          the formulas op by op (every buffer of attention_trace), the public
-//                              op and its recorded backward, the create_graph backward
-//   ops/attention_problem.cpp  the inputs checked and expanded (prepare)
-//   ops/attention_cpu.h        the mask rule, stated once for the CPU, and the per-slice gemms
-//   ops/attention_cpu.cpp      the fused per-slice forward and backward attention() runs on the CPU
-//   ops/attention_tiled.cpp    the tiled path (FlashAttention-2) on the CPU
-//   ops/attention_qkv.cpp      attention_qkv: qkv_heads and attention as one op (RoPE inside the kernels)
-//   cpu/row_rules.h            the softmax row and the row rule every CPU path calls
-//   cuda/attention_mask.cuh    the mask rule for the GPU (cuda/attention*.cu, cuda/rows.cu)
+//   ops/attention.cpp           attention(): validate, plan, run, record — the op and its node
+//   ops/attention_problem.cpp   the inputs checked and expanded (prepare); the plan (make_plan)
+//   ops/attention_formulas.cpp  the formulas op by op (every buffer of attention_trace), and with
+//                               recorded ops: the create_graph backward and the tangent
+//   ops/attention_cpu.h         the mask rule, stated once for the CPU, and the per-slice gemms
+//   ops/attention_cpu.cpp       the fused per-slice forward and backward (the CPU's materialized path)
+//   ops/attention_tiled.cpp     the tiled path (FlashAttention-2) on the CPU; its tangent in
+//                               ops/attention_tiled_tangent.cpp
+//   ops/attention_qkv.cpp       attention_qkv: qkv_heads and attention as one op (RoPE inside the kernels)
+//   ops/attention_trace.cpp     every intermediate, for labs and tests
+//   cpu/row_rules.h             the softmax row and the row rule every CPU path calls
+//   cuda/attention_mask.cuh     the mask rule for the GPU (cuda/attention*.cu, cuda/rows.cu)
 // Internal to ops/: not installed as an API.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "engine/tensor.h"
-#include "ops/attention.h"
+#include "ops/attention_options.h"
 
 namespace hg::attention_detail {
 
@@ -46,6 +50,36 @@ struct Backward {
   Tensor dMask;  // a live additive mask's gradient at its own shape, where a path sums dS itself
 };
 
+// What a backward is asked for: the gradients of Q, K, V, and dS in full (batch..., Tq, Tk) for an
+// additive mask that requires grad (dMask = dS summed to the mask's shape).
+struct Needs {
+  bool q = false, k = false, v = false, ds = false;
+};
+
+// ---------------------------------------------------------------- the plan (attention_problem.cpp)
+
+// The kernels a call runs, forward and backward:
+//   ops    the materialized path op by op (attention_forward, attention_backward): on CUDA tensors
+//          (cuBLAS and cuda/rows.cu), for an empty problem, or with sizes past the BLAS integer
+//   fused  the materialized path's fused per-slice CPU kernels (fused_forward, fused_backward)
+//   tiled  FlashAttention-2 (tiled_forward, tiled_backward; cuda/attention_tiled_*.cu on CUDA)
+enum class Kernels { ops, fused, tiled };
+// The kernels for the path `asked` (automatic: the path chosen for the problem's shape and device).
+Kernels kernels_for(const Problem& p, AttentionPath asked);
+
+// Which code one call runs and what its node needs, decided once from the call's arguments.
+struct Plan {
+  Kernels kernels = Kernels::ops;
+  Needs need;               // the gradients its backward computes (need.ds: a live additive mask's)
+  bool live_mask = false;   // the additive mask requires grad: its gradient is dS summed to its shape
+  bool mask_input = false;  // the mask moves (a gradient or a tangent), so it is one of the node's inputs
+  // The tiled forward computes Ȯ in its own pass (O(T) memory): the tiled kernels, an input with a
+  // tangent, and nothing asking for the tangent's own derivative; else composed_tangent records Ȯ.
+  bool tangent_in_tiles = false;
+};
+Plan make_plan(const Problem& p, AttentionPath asked, const Tensor& q, const Tensor& k, const Tensor& v,
+               const Tensor& mask);
+
 // ---------------------------------------------------------------- the CPU kernels (attention_cpu.cpp)
 
 // S (contiguous, (batch..., Tq, Tk)) ← S · scale (+ additive mask), −inf where the mask rule
@@ -69,11 +103,6 @@ struct RopeOnQK {
 // merged_output, laid out (batch[0], Tq, batch[1..], dv) (S is not kept). With `rope`, of the
 // rotated Q and K (p.q and p.k are the unrotated ones).
 Forward fused_forward(const Problem& p, const RopeOnQK* rope = nullptr);
-// What a backward is asked for: the gradients of Q, K, V, and dS in full (batch..., Tq, Tk) for an
-// additive mask that requires grad (dMask = dS summed to the mask's shape).
-struct Needs {
-  bool q = false, k = false, v = false, ds = false;
-};
 
 // The fused backward: dQ, dK, dV, dS (those asked for) at the expanded batch shape. With `rope`, as
 // fused_forward: dQ and dK are the gradients of the unrotated p.q and p.k. `into`: where its
@@ -82,10 +111,8 @@ struct Needs {
 Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need,
                         const RopeOnQK* rope = nullptr, const Backward* into = nullptr);
 
-// ---------------------------------------------------------------- op by op (attention.cpp)
+// ---------------------------------------------------------------- op by op (attention_formulas.cpp)
 
-// The path `asked` for, or for automatic the one chosen for the problem's shape and device.
-AttentionPath resolve_path(const Problem& p, AttentionPath asked);
 // The backward written with recorded ops (create_graph): p.q, p.k, p.v are the graph's own tensors
 // (expanded), so the gradients' graph reaches them.
 Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need);

@@ -1,11 +1,15 @@
 // ops/attention_problem.cpp — attention's inputs checked (each error names the op, the shapes
 // and the fix) and expanded to one batch shape: the Problem every path reads (ops/attention_paths.h);
-// the automatic choice of path, the paths' names, and the causal mask as a tensor.
+// the plan, which kernels a call runs (the automatic choice of path among them); the paths' names;
+// the causal mask as a tensor.
 #include <cmath>
 #include <string_view>
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/forward.h"
+#include "engine/tape.h"
+#include "ops/attention.h"
 #include "ops/attention_paths.h"
 #include "ops/broadcast.h"
 
@@ -83,8 +87,7 @@ constexpr int64_t kTiledFromKeys = 512;
 // The widest head the CUDA tiled kernels take (cuda/kernels.h, kAttentionMaxHead).
 constexpr int64_t kCudaTiledMaxHead = 128;
 
-}  // namespace
-
+// The path asked for, or for automatic the one chosen for the problem's shape and device.
 AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
   if (asked != AttentionPath::automatic) return asked;
   const double blocks = static_cast<double>(shape_numel(p.batch)) * static_cast<double>(p.Tq) *
@@ -94,6 +97,33 @@ AttentionPath resolve_path(const Problem& p, AttentionPath asked) {
                ? AttentionPath::tiled
                : AttentionPath::materialized;
   return blocks > kMaterializeBytes || p.Tk >= kTiledFromKeys ? AttentionPath::tiled : AttentionPath::materialized;
+}
+
+bool empty_problem(const Problem& p) {
+  return p.Tq == 0 || p.Tk == 0 || p.dk == 0 || p.dv == 0 || shape_numel(p.batch) == 0;
+}
+
+}  // namespace
+
+Kernels kernels_for(const Problem& p, AttentionPath asked) {
+  if (resolve_path(p, asked) == AttentionPath::tiled) return Kernels::tiled;
+  // On CUDA the materialized path runs op by op: its gemms are cuBLAS and its rows cuda/rows.cu.
+  return p.q.device() == Device::cpu && fits_blas(p) && !empty_problem(p) ? Kernels::fused : Kernels::ops;
+}
+
+Plan make_plan(const Problem& p, AttentionPath asked, const Tensor& q, const Tensor& k, const Tensor& v,
+               const Tensor& mask) {
+  Plan plan;
+  plan.kernels = kernels_for(p, asked);
+  plan.live_mask = mask.defined() && mask.requires_grad() && grad_enabled();
+  plan.mask_input = plan.live_mask || has_tangent(mask);
+  plan.need = {q.requires_grad(), k.requires_grad(), v.requires_grad(), plan.live_mask};
+  bool tangent_graph = false;  // a tangent whose own derivative is asked for
+  for (const Tensor& t : {q, k, v, tangent_of(q), tangent_of(k), tangent_of(v)})
+    tangent_graph = tangent_graph || (t.defined() && t.requires_grad() && grad_enabled());
+  plan.tangent_in_tiles = plan.kernels == Kernels::tiled && detail::any_tangent({q, k, v}) && !tangent_graph &&
+                          !has_tangent(mask) && !empty_problem(p);
+  return plan;
 }
 
 }  // namespace attention_detail

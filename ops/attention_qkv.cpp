@@ -84,6 +84,10 @@ constexpr OpDef kAttentionQkv{
     .derivation = "ops/attention_qkv.cpp",
     .fused = "attention's fused CPU backward, rotating dQ and dK by −θ into dqkv as it goes",
     .tangent = "ȯ = attention's tangent along (q̇, k̇, v̇) = qkv_heads(q̇kv)"};
+struct AttentionQkvSaved {  // the slots of kAttentionQkv's saves
+  static constexpr SavedSlot qkv = kAttentionQkv.slot("fused projection qkv");
+  static constexpr SavedSlot P = kAttentionQkv.slot("attention weights P");
+};
 Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const AttentionOptions& opts, double base,
                      Site where) {
   using namespace attention_detail;  // here only: a file-scope directive would leak into a unity build's other files
@@ -98,9 +102,7 @@ Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const Attent
   RecordedQkv r;
   r.shapes = prepare(op, head_view(qkv, heads, 0), head_view(qkv, heads, 1), head_view(qkv, heads, 2), opts);
   const Problem& p = r.shapes;
-  const bool empty_problem = p.Tq == 0 || p.Tk == 0 || p.dk == 0 || shape_numel(p.batch) == 0;
-  if (resolve_path(p, opts.path) != AttentionPath::materialized || !fits_blas(p) || empty_problem)
-    return composition();
+  if (kernels_for(p, opts.path) != Kernels::fused) return composition();
   r.heads = heads, r.rotate = rotate, r.base = base, r.where = where;
   const RopeOnQK rope = r.rope();
   Forward f;
@@ -110,12 +112,12 @@ Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const Attent
   }
   if (should_record({qkv})) {
     r.shapes.q = r.shapes.k = r.shapes.v = Tensor();
-    record(kAttentionQkv, {qkv}, {f.O}, {save(qkv, "fused projection qkv"), save(f.P, "attention weights P")},
+    record(kAttentionQkv, {qkv}, {f.O}, {save(AttentionQkvSaved::qkv, qkv), save(AttentionQkvSaved::P, f.P)},
            [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{composed_grad(r, g[0], s[0])};
+             return std::vector<Tensor>{composed_grad(r, g[0], s[AttentionQkvSaved::qkv])};
            },
            [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{fused_grad(r, g[0], s[0], s[1])};
+             return std::vector<Tensor>{fused_grad(r, g[0], s[AttentionQkvSaved::qkv], s[AttentionQkvSaved::P])};
            },
            [&](const std::vector<Tensor>& d) {
              const QkvHeads h = qkv_heads(qkv, heads, rotate, base, where);  // the values, which the tangent's graph reaches

@@ -99,6 +99,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Site where) {
 constexpr OpDef kMul{.name = "mul",
                      .saves = {{"left operand a", "d/db (a b) = a"}, {"right operand b", "d/da (a b) = b"}},
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ b + a ḃ"};
+struct MulSaved { static constexpr SavedSlot a = kMul.slot("left operand a"), b = kMul.slot("right operand b"); };
 Tensor mul(const Tensor& a, const Tensor& b, Site where) {
   if (auto r = promoted(kMul.c_str(), IntArith::mul, &mul, a, b, where)) return *r;
   Tensor out = map2(kMul.c_str(), cuda::kMul, a, b, [](auto x, auto y) { return x * y; },
@@ -106,10 +107,10 @@ Tensor mul(const Tensor& a, const Tensor& b, Site where) {
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
-    record(kMul, {a, b}, {out}, {save(a, "left operand a"), save(b, "right operand b")},
+    record(kMul, {a, b}, {out}, {save(MulSaved::a, a), save(MulSaved::b, b)},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{ga ? sum_to(mul(g[0], s[1]), sa) : Tensor(),
-                                        gb ? sum_to(mul(g[0], s[0]), sb) : Tensor()};
+             return std::vector<Tensor>{ga ? sum_to(mul(g[0], s[MulSaved::b]), sa) : Tensor(),
+                                        gb ? sum_to(mul(g[0], s[MulSaved::a]), sb) : Tensor()};
            }, [a, b, so = out.shape()](const std::vector<Tensor>& d) {
              return std::vector<Tensor>{tangent_sum({if_tangent(d[0], [&](const Tensor& t) { return mul(t, b); }),
                                                      if_tangent(d[1], [&](const Tensor& t) { return mul(a, t); })}, so)};
@@ -121,6 +122,7 @@ Tensor mul(const Tensor& a, const Tensor& b, Site where) {
 constexpr OpDef kDiv{.name = "div",
                      .saves = {{"numerator a", "d/db (a/b) = −a/b²"}, {"denominator b", "both derivatives divide by it"}},
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = (ȧ − out ḃ) / b"};
+struct DivSaved { static constexpr SavedSlot a = kDiv.slot("numerator a"), b = kDiv.slot("denominator b"); };
 Tensor div(const Tensor& a, const Tensor& b, Site where) {
   if (auto r = promoted(kDiv.c_str(), IntArith::mul, &div, a, b, where)) return *r;
   Tensor out = map2(kDiv.c_str(), cuda::kDiv, a, b, [](auto x, auto y) { return x / y; },
@@ -128,10 +130,11 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
-    record(kDiv, {a, b}, {out}, {save(a, "numerator a"), save(b, "denominator b")},
+    record(kDiv, {a, b}, {out}, {save(DivSaved::a, a), save(DivSaved::b, b)},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{ga ? sum_to(div(g[0], s[1]), sa) : Tensor(),
-                                        gb ? sum_to(neg(div(mul(g[0], s[0]), mul(s[1], s[1]))), sb) : Tensor()};
+             const Tensor &A = s[DivSaved::a], &B = s[DivSaved::b];
+             return std::vector<Tensor>{ga ? sum_to(div(g[0], B), sa) : Tensor(),
+                                        gb ? sum_to(neg(div(mul(g[0], A), mul(B, B))), sb) : Tensor()};
            }, [b, out](const std::vector<Tensor>& d) {  // ȧ/b − a ḃ/b², with a/b = out
              return std::vector<Tensor>{tangent_sum({if_tangent(d[0], [&](const Tensor& t) { return div(t, b); }),
                                                      if_tangent(d[1], [&](const Tensor& t) { return neg(div(mul(out, t), b)); })},
@@ -183,13 +186,14 @@ Tensor rsub(const Tensor& a, double s, Site where) {
 
 constexpr OpDef kRdivScalar{.name = "rdiv_scalar", .saves = {{"denominator a", "d(s/a) = −s/a²"}},
                             .derivation = "ops/elementwise.cpp", .tangent = "ȯ = −out ȧ / a"};
+struct RdivScalarSaved { static constexpr SavedSlot a = kRdivScalar.slot("denominator a"); };
 Tensor rdiv(const Tensor& a, double s, Site where) {
   if (is_integral(a)) return rdiv(a.to(DType::f32), s, where);
   Tensor out = unary_map(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
-    record(kRdivScalar, {a}, {out}, {save(a, "denominator a")},
+    record(kRdivScalar, {a}, {out}, {save(RdivScalarSaved::a, a)},
            [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-             return std::vector<Tensor>{mul(div(g[0], mul(sv[0], sv[0])), -s)};
+             return std::vector<Tensor>{mul(div(g[0], mul(sv[RdivScalarSaved::a], sv[RdivScalarSaved::a])), -s)};
            }, [a, out](const std::vector<Tensor>& d) { return std::vector<Tensor>{neg(div(mul(out, d[0]), a))}; }, where);
   return out;
 }
@@ -212,48 +216,52 @@ Tensor neg(const Tensor& x, Site where) {
 
 constexpr OpDef kExp{.name = "exp", .saves = {{"exp output", "it is the derivative"}},
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = out ẋ"};
+struct ExpSaved { static constexpr SavedSlot out = kExp.slot("exp output"); };
 // out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
 Tensor exp(const Tensor& x, Site where) {
   Tensor out = unary_map(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
-    record(kExp, {x}, {out}, {save(out, "exp output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{mul(g[0], s[0])};
+    record(kExp, {x}, {out}, {save(ExpSaved::out, out)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], s[ExpSaved::out])};
     }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], out)}; }, where);
   return out;
 }
 
 constexpr OpDef kLog{.name = "log", .saves = {{"log input", "d log x = 1/x"}}, .derivation = "ops/elementwise.cpp",
                      .tangent = "ȯ = ẋ / x"};
+struct LogSaved { static constexpr SavedSlot x = kLog.slot("log input"); };
 // out = ln x  =>  dx = g / x
 Tensor log(const Tensor& x, Site where) {
   Tensor out = unary_map(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
-    record(kLog, {x}, {out}, {save(x, "log input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{div(g[0], s[0])};
+    record(kLog, {x}, {out}, {save(LogSaved::x, x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{div(g[0], s[LogSaved::x])};
     }, [x](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], x)}; }, where);
   return out;
 }
 
 constexpr OpDef kPow{.name = "pow", .saves = {{"pow base", "p x^(p−1)"}}, .derivation = "ops/elementwise.cpp",
                      .tangent = "ȯ = p x^(p−1) ẋ"};
+struct PowSaved { static constexpr SavedSlot x = kPow.slot("pow base"); };
 // out = x^p  =>  dx = g * p * x^(p-1)
 Tensor pow(const Tensor& x, double p, Site where) {
   Tensor out = unary_map(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
-    record(kPow, {x}, {out}, {save(x, "pow base")}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{mul(mul(g[0], pow(s[0], p - 1.0)), p)};
+    record(kPow, {x}, {out}, {save(PowSaved::x, x)}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(mul(g[0], pow(s[PowSaved::x], p - 1.0)), p)};
     }, [x, p](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(mul(d[0], pow(x, p - 1.0)), p)}; }, where);
   return out;
 }
 
 constexpr OpDef kSqrt{.name = "sqrt", .saves = {{"sqrt output", "1 / (2 out)"}}, .derivation = "ops/elementwise.cpp",
                       .tangent = "ȯ = ẋ / (2 out)"};
+struct SqrtSaved { static constexpr SavedSlot out = kSqrt.slot("sqrt output"); };
 // out = sqrt(x)  =>  dx = g / (2 out)
 Tensor sqrt(const Tensor& x, Site where) {
   Tensor out = unary_map(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
-    record(kSqrt, {x}, {out}, {save(out, "sqrt output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{div(g[0], mul(s[0], 2.0))};
+    record(kSqrt, {x}, {out}, {save(SqrtSaved::out, out)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{div(g[0], mul(s[SqrtSaved::out], 2.0))};
     }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], mul(out, 2.0))}; }, where);
   return out;
 }
@@ -266,6 +274,7 @@ Tensor sqrt(const Tensor& x, Site where) {
 constexpr OpDef kRelu{.name = "relu", .saves = {{"relu input", "the step [x > 0]"}},
                       .derivation = "ops/elementwise.cpp", .fused = "relu_backward: g · [x > 0] in one pass",
                       .tangent = "ȯ = [x > 0] ẋ"};
+struct ReluSaved { static constexpr SavedSlot x = kRelu.slot("relu input"); };
 namespace {
 constexpr auto relu_step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); };
 }  // namespace
@@ -274,10 +283,11 @@ constexpr auto relu_step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(
 Tensor relu(const Tensor& x, Site where) {
   Tensor out = unary_map(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   if (should_record({x}))
-    record(kRelu, {x}, {out}, {save(x, "relu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(s[0]), s[0], relu_step))};
+    record(kRelu, {x}, {out}, {save(ReluSaved::x, x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      const Tensor& xs = s[ReluSaved::x];
+      return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(xs), xs, relu_step))};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[0], relu_step)};
+      return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[ReluSaved::x], relu_step)};
     }, [x](const std::vector<Tensor>& d) {
       return std::vector<Tensor>{mul(d[0], map2("relu_backward", cuda::kReluBackward, ones_like(x), x.detach(), relu_step))};
     }, where);
@@ -286,14 +296,16 @@ Tensor relu(const Tensor& x, Site where) {
 
 constexpr OpDef kTanh{.name = "tanh", .saves = {{"tanh output", "1 − y²"}}, .derivation = "ops/elementwise.cpp",
                       .fused = "tanh_backward: g (1 − y²) in one pass", .tangent = "ȯ = (1 − out²) ẋ"};
+struct TanhSaved { static constexpr SavedSlot out = kTanh.slot("tanh output"); };
 // out = tanh x  =>  dx = g * (1 - out^2)
 Tensor tanh(const Tensor& x, Site where) {
   Tensor out = unary_map(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
   if (should_record({x}))
-    record(kTanh, {x}, {out}, {save(out, "tanh output")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{mul(g[0], rsub(mul(s[0], s[0]), 1.0))};
+    record(kTanh, {x}, {out}, {save(TanhSaved::out, out)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], rsub(mul(s[TanhSaved::out], s[TanhSaved::out]), 1.0))};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("tanh_backward", cuda::kTanhBackward, g[0], s[0], [](auto gv, auto y) { return gv * (1 - y * y); })};
+      return std::vector<Tensor>{
+          map2("tanh_backward", cuda::kTanhBackward, g[0], s[TanhSaved::out], [](auto gv, auto y) { return gv * (1 - y * y); })};
     }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], rsub(mul(out, out), 1.0))}; }, where);
   return out;
 }
@@ -313,13 +325,14 @@ Tensor gelu_backward_kernel(const Tensor& g, const Tensor& x) {
 constexpr OpDef kGeluSlope{.name = "gelu_slope", .saves = {{"gelu input", "φ(x) (2 − x²)"}},
                            .derivation = "ops/elementwise.cpp", .from_backward = true,
                            .tangent = "ȯ = φ(x) (2 − x²) ẋ"};
+struct GeluSlopeSaved { static constexpr SavedSlot x = kGeluSlope.slot("gelu input"); };
 // gelu'(x) as a recorded op, for create_graph. Its derivative, by the product rule with phi' = -x phi:
 //   d/dx (Phi + x phi) = phi + phi - x^2 phi = phi(x) (2 - x^2)          saves x
 Tensor gelu_slope(const Tensor& x, Site where) {
   Tensor slope = gelu_backward_kernel(ones_like(x), x);
   if (should_record({x}))
-    record(kGeluSlope, {x}, {slope}, {save(x, "gelu input")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      Tensor x2 = mul(s[0], s[0]);
+    record(kGeluSlope, {x}, {slope}, {save(GeluSlopeSaved::x, x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      Tensor x2 = mul(s[GeluSlopeSaved::x], s[GeluSlopeSaved::x]);
       Tensor phi = mul(exp(mul(x2, -0.5)), 1.0 / std::sqrt(2 * std::numbers::pi));
       return std::vector<Tensor>{mul(g[0], mul(phi, rsub(x2, 2.0)))};
     }, [x](const std::vector<Tensor>& d) {
@@ -334,14 +347,15 @@ Tensor gelu_slope(const Tensor& x, Site where) {
 
 constexpr OpDef kGelu{.name = "gelu", .saves = {{"gelu input", "Φ(x) + x φ(x)"}}, .derivation = "ops/elementwise.cpp",
                       .fused = "gelu_backward: g (Φ(x) + x φ(x)) in one pass", .tangent = "ȯ = (Φ(x) + x φ(x)) ẋ"};
+struct GeluSaved { static constexpr SavedSlot x = kGelu.slot("gelu input"); };
 // out = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2  =>  dx = g * (Phi(x) + x phi(x)), phi the normal pdf
 Tensor gelu(const Tensor& x, Site where) {
   Tensor out = unary_map(kGelu, cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   if (should_record({x}))
-    record(kGelu, {x}, {out}, {save(x, "gelu input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{mul(g[0], gelu_slope(s[0], where))};
+    record(kGelu, {x}, {out}, {save(GeluSaved::x, x)}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], gelu_slope(s[GeluSaved::x], where))};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{gelu_backward_kernel(g[0], s[0])};
+      return std::vector<Tensor>{gelu_backward_kernel(g[0], s[GeluSaved::x])};
     }, [x, where](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], gelu_slope(x, where))}; }, where);
   return out;
 }
@@ -366,13 +380,14 @@ double sigmoid_value(double x) {
 constexpr OpDef kSoftplus{.name = "softplus", .saves = {{"softplus input", "σ(x) = e^x / (1 + e^x)"}},
                           .derivation = "ops/elementwise.cpp", .fused = "softplus_backward: g σ(x) in one pass",
                           .tangent = "ȯ = σ(x) ẋ"};
+struct SoftplusSaved { static constexpr SavedSlot x = kSoftplus.slot("softplus input"); };
 Tensor softplus(const Tensor& x, Site where) {
   Tensor out = unary_map(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
   if (should_record({x}))
-    record(kSoftplus, {x}, {out}, {save(x, "softplus input")}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{mul(g[0], exp(sub(s[0], softplus(s[0], where))))};
+    record(kSoftplus, {x}, {out}, {save(SoftplusSaved::x, x)}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{mul(g[0], exp(sub(s[SoftplusSaved::x], softplus(s[SoftplusSaved::x], where))))};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{map2("softplus_backward", cuda::kSoftplusBackward, g[0], s[0], [](auto gv, auto xv) {
+      return std::vector<Tensor>{map2("softplus_backward", cuda::kSoftplusBackward, g[0], s[SoftplusSaved::x], [](auto gv, auto xv) {
         return gv * static_cast<decltype(gv)>(sigmoid_value(static_cast<double>(xv)));
       })};
     }, [x, where](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], exp(sub(x, softplus(x, where))))}; }, where);

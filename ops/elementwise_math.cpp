@@ -31,10 +31,11 @@ Tensor with_derivative(const OpDef& def, Keep keep, const Tensor& x, const Tenso
   if (!should_record({x})) return out;
   const Tensor kept = keep == Keep::input ? x : out;
   std::vector<SavedTensor> saved;
-  if (keep != Keep::nothing) saved.push_back(save(kept, std::string(def.saved_labels()[0].label)));
-  record(def, {x}, {out}, std::move(saved), [derivative, keep](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+  const SavedSlot slot = def.only_slot();
+  if (keep != Keep::nothing) saved.push_back(save(slot, kept));
+  record(def, {x}, {out}, std::move(saved), [derivative, keep, slot](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
     if (keep == Keep::nothing) return std::vector<Tensor>{zeros_like(g[0])};
-    return std::vector<Tensor>{mul(g[0], derivative(s[0]))};
+    return std::vector<Tensor>{mul(g[0], derivative(s[slot]))};
   }, [derivative, keep, kept](const std::vector<Tensor>& d) {
     if (keep == Keep::nothing) return std::vector<Tensor>{zeros_like(d[0])};
     return std::vector<Tensor>{mul(d[0], derivative(kept))};

@@ -67,6 +67,7 @@ void require_float(const char* op, const Tensor& x) {
 
 constexpr OpDef kAmax{.name = "amax", .saves = {{"tie share", "[x = out] / (count of ties): where the gradient goes"}},
                       .derivation = "ops/extrema.cpp", .tangent = "ȯ = Σ ẋ · [x = out] / k"};
+struct AmaxSaved { static constexpr SavedSlot share = kAmax.slot("tie share"); };
 
 Tensor amax(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   require_float("amax", x);
@@ -86,9 +87,9 @@ Tensor amax(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
       const Tensor tie = eq(x.detach(), kept).to(x.dtype());
       share = div(tie, sum(tie, ds, true));
     }
-    record(kAmax, {x}, {out}, {save(share, "tie share")},
+    record(kAmax, {x}, {out}, {save(AmaxSaved::share, share)},
            [keep](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{mul(g[0].reshape(keep), s[0])};
+             return std::vector<Tensor>{mul(g[0].reshape(keep), s[AmaxSaved::share])};
            },
            [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], share), ds, keepdim)}; }, where);
   }

@@ -55,6 +55,7 @@ bool broadcasts_to(const Shape& s, const Shape& to) {
 
 constexpr OpDef kMaskedFill{.name = "masked_fill", .saves = {{"mask", "masked entries pass no gradient"}},
                             .derivation = "ops/indexing.cpp", .tangent = "ȯ = masked_fill(ẋ, mask, 0)"};
+struct MaskedFillSaved { static constexpr SavedSlot mask = kMaskedFill.slot("mask"); };
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where) {
   const char* op = kMaskedFill.c_str();
   require_defined(op, x, "input x");
@@ -82,8 +83,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
   }, HG_CUDA(cuda::masked_fill(x.detach(), mask, value)));
 
   if (should_record({x})) {
-    record(kMaskedFill, {x, mask}, {out}, {save(mask, "mask")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{masked_fill(g[0], s[0], 0.0), Tensor()};
+    record(kMaskedFill, {x, mask}, {out}, {save(MaskedFillSaved::mask, mask)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{masked_fill(g[0], s[MaskedFillSaved::mask], 0.0), Tensor()};
     }, [&mask](const std::vector<Tensor>& d) { return std::vector<Tensor>{masked_fill(d[0], mask, 0.0)}; }, where);
   }
   return out;
@@ -99,6 +100,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
 
 constexpr OpDef kWhere{.name = "where", .saves = {{"condition", "each gradient goes to the operand it chose"}},
                        .derivation = "ops/indexing.cpp", .tangent = "ȯ = where(cond, ȧ, ḃ)"};
+struct WhereSaved { static constexpr SavedSlot cond = kWhere.slot("condition"); };
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   const char* op = kWhere.c_str();
   require_defined(op, cond, "condition");
@@ -138,11 +140,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   if (should_record({a, b})) {
     const Shape shape_a = a.shape(), shape_b = b.shape();
     const bool ga = a.requires_grad(), gb = b.requires_grad();
-    record(kWhere, {cond, a, b}, {out}, {save(cond, "condition")},
+    record(kWhere, {cond, a, b}, {out}, {save(WhereSaved::cond, cond)},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              Tensor zero = zeros({}, g[0].dtype(), g[0].device());
-             return std::vector<Tensor>{Tensor(), ga ? sum_to(where(s[0], g[0], zero), shape_a) : Tensor(),
-                                        gb ? sum_to(where(s[0], zero, g[0]), shape_b) : Tensor()};
+             return std::vector<Tensor>{Tensor(), ga ? sum_to(where(s[WhereSaved::cond], g[0], zero), shape_a) : Tensor(),
+                                        gb ? sum_to(where(s[WhereSaved::cond], zero, g[0]), shape_b) : Tensor()};
            }, [&](const std::vector<Tensor>& d) {
              Tensor zero = zeros({}, a.dtype(), a.device());
              return std::vector<Tensor>{tangent_sum({where(cond, d[1].defined() ? d[1] : zero, d[2].defined() ? d[2] : zero)},
@@ -160,6 +162,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
 // tangent: linear in the weight, ȯ[p, :] = Ẇ[indices[p], :] = embedding(Ẇ, indices).
 constexpr OpDef kEmbedding{.name = "embedding", .saves = {{"indices", "where each gradient row goes"}},
                            .derivation = "ops/indexing.cpp", .tangent = "ȯ = embedding(Ẇ, indices)"};
+struct EmbeddingSaved { static constexpr SavedSlot indices = kEmbedding.slot("indices"); };
 
 namespace {
 
@@ -171,13 +174,14 @@ constexpr OpDef kEmbeddingBackward{.name = "embedding_backward",
                                    .saves = {{"indices", "its gradient is embedding itself"}},
                                    .derivation = "ops/indexing.cpp", .from_backward = true,
                                    .tangent = "the same scatter-add of ġ"};
+struct EmbeddingBackwardSaved { static constexpr SavedSlot indices = kEmbeddingBackward.slot("indices"); };
 Tensor scatter_rows(const Tensor& g, const Tensor& indices, int64_t V);
 
 Tensor recorded_scatter(const Tensor& g, const Tensor& indices, const Tensor& dweight) {
   if (should_record({g}))
-    record(kEmbeddingBackward, {g, indices}, {dweight}, {save(indices, "indices")},
+    record(kEmbeddingBackward, {g, indices}, {dweight}, {save(EmbeddingBackwardSaved::indices, indices)},
            [](const std::vector<Tensor>& gg, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{embedding(gg[0], s[0]), Tensor()};
+             return std::vector<Tensor>{embedding(gg[0], s[EmbeddingBackwardSaved::indices]), Tensor()};
            }, [&](const std::vector<Tensor>& d) {
              return std::vector<Tensor>{recorded_scatter(d[0], indices, scatter_rows(d[0], indices, dweight.size(0)))};
            });
@@ -248,8 +252,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
                          HG_CUDA(cuda::embedding(weight.detach(), indices)));
   if (should_record({weight})) {
     const int64_t V = weight.size(0);
-    record(kEmbedding, {weight, indices}, {out}, {save(indices, "indices")}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{recorded_scatter(g[0], s[0], scatter_rows(g[0], s[0], V)), Tensor()};
+    record(kEmbedding, {weight, indices}, {out}, {save(EmbeddingSaved::indices, indices)}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      const Tensor& ids = s[EmbeddingSaved::indices];
+      return std::vector<Tensor>{recorded_scatter(g[0], ids, scatter_rows(g[0], ids, V)), Tensor()};
     }, [&indices](const std::vector<Tensor>& d) { return std::vector<Tensor>{embedding(d[0], indices)}; }, where);
   }
   return out;

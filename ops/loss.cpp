@@ -40,6 +40,12 @@ constexpr OpDef kCrossEntropy{.name = "cross_entropy",
                               .derivation = "ops/loss.cpp",
                               .fused = "the row kernel cross_entropy_backward (CPU), or its CUDA kernel",
                               .tangent = "L̇ = ⟨(P ∘ keep − onehot(t)) / n, ẋ⟩"};
+struct CrossEntropySaved {  // the slots of kCrossEntropy's saves
+  static constexpr SavedSlot logits = kCrossEntropy.slot("logits");
+  static constexpr SavedSlot targets = kCrossEntropy.slot("targets");
+  static constexpr SavedSlot lse = kCrossEntropy.slot("logsumexp");
+  static constexpr SavedSlot kept = kCrossEntropy.slot("kept-row count");
+};
 
 namespace {
 
@@ -190,13 +196,17 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                               }()));
   if (should_record({logits})) {
     record(kCrossEntropy, {logits, targets}, {loss.out},
-           {save(logits, "logits"), save(targets, "targets"), save(loss.lse, "logsumexp"), save(loss.n_kept, "kept-row count")},
+           {save(CrossEntropySaved::logits, logits), save(CrossEntropySaved::targets, targets),
+            save(CrossEntropySaved::lse, loss.lse), save(CrossEntropySaved::kept, loss.n_kept)},
            [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{cross_entropy_backward_composed(s[0], s[1], ignore_index, g[0]), Tensor()};
+             using S = CrossEntropySaved;
+             return std::vector<Tensor>{cross_entropy_backward_composed(s[S::logits], s[S::targets], ignore_index, g[0]), Tensor()};
            }, [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{on_device("cross_entropy backward", {s[0], s[1], g[0]}, [&] {
-               return cross_entropy_backward_cpu(s[0], s[1], s[2], ignore_index, g[0], s[3]);
-             }, HG_CUDA(cuda::cross_entropy_backward(s[0], s[1], s[2], ignore_index, g[0], s[3]))), Tensor()};
+             using S = CrossEntropySaved;
+             const Tensor &x = s[S::logits], &t = s[S::targets], &lse = s[S::lse], &kept = s[S::kept];
+             return std::vector<Tensor>{on_device("cross_entropy backward", {x, t, g[0]}, [&] {
+               return cross_entropy_backward_cpu(x, t, lse, ignore_index, g[0], kept);
+             }, HG_CUDA(cuda::cross_entropy_backward(x, t, lse, ignore_index, g[0], kept))), Tensor()};
            }, [&](const std::vector<Tensor>& d) {
              const Tensor one = ones({}, logits.dtype(), logits.device());
              return std::vector<Tensor>{sum(mul(cross_entropy_backward_composed(logits, targets, ignore_index, one), d[0]))};

@@ -189,6 +189,9 @@ constexpr OpDef kMatmul{.name = "matmul",
                         .saves = {{"right operand b", "dA = G Bᵀ", "when a requires grad"},
                                   {"left operand a", "dB = Aᵀ G", "when b requires grad"}},
                         .derivation = "ops/matmul.cpp", .tangent = "Ċ = Ȧ B + A Ḃ"};
+struct MatmulSaved {  // the slots of kMatmul's saves
+  static constexpr SavedSlot b = kMatmul.slot("right operand b"), a = kMatmul.slot("left operand a");
+};
 Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
   if (a.dim() == 0 || b.dim() == 0)
     fail("matmul", "{} @ {}: a 0-d operand has no matrix dimension; scale by a scalar with mul() instead",
@@ -224,17 +227,17 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
     const Shape sa = a.shape(), sb = b.shape(), sA = A.shape(), sB = B.shape();
     const bool b_shared = !batch.empty() && shape_numel(bb) == 1 && C.numel() > 0 && A.size(-1) > 0;  // b has no batch of its own
     std::vector<SavedTensor> saved;
-    if (ga) saved.push_back(save(b, "right operand b"));
-    if (gb) saved.push_back(save(a, "left operand a"));
+    if (ga) saved.push_back(save(MatmulSaved::b, b));
+    if (gb) saved.push_back(save(MatmulSaved::a, a));
     record(kMatmul, {a, b}, {out}, std::move(saved), [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       Tensor G = g[0].reshape(c_shape);  // (batch..., n, m), the dropped 1-D dimensions restored
       Tensor da, db;
       if (ga) {
-        Tensor Bs = s[0].reshape(sB);
+        Tensor Bs = s[MatmulSaved::b].reshape(sB);
         da = sum_to(matmul(G, Bs.transpose(-1, -2)), sA).reshape(sa);
       }
       if (gb) {
-        Tensor As = s[ga ? 1 : 0].reshape(sA);
+        Tensor As = s[MatmulSaved::a].reshape(sA);
         if (b_shared) {
           // b was one matrix read by every slice (x @ W): Σ_s A_sᵀ G_s is a single gemm over the
           // stacked rows, (S·n, k)ᵀ @ (S·n, m), instead of S gemms and a sum over S.

@@ -84,8 +84,13 @@ Tensor through_standardize(const Tensor& g, const Standardized& n, const Shape& 
   return div(centred, n.sigma);
 }
 
-// Both ops, one body: y = γ ∘ x̂ + β recorded as `def`.
-Tensor normalize(const OpDef& def, const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+// Where each op's definition saves x and γ (both list them, in that order).
+struct NormalizationSaved {
+  SavedSlot x, weight;
+};
+
+// Both ops, one body: y = γ ∘ x̂ + β recorded as `def`, saving into `slots`.
+Tensor normalize(const OpDef& def, const NormalizationSaved& slots, const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
                  const Tensor& bias, double eps, bool centre, Site where) {
   const Shape dims = normalized_dims(def.c_str(), x, normalized_shape, weight, bias, eps);
   const auto affine = [&](Tensor y, const Tensor& w, const Tensor& b) {
@@ -104,14 +109,14 @@ Tensor normalize(const OpDef& def, const Tensor& x, const Shape& normalized_shap
   if (!should_record({x, weight, bias})) return out;
   const bool gx = x.requires_grad(), gw = weight.defined() && weight.requires_grad(),
              gb = bias.defined() && bias.requires_grad(), has_weight = weight.defined();
-  std::vector<SavedTensor> saved{save(x, "input x")};
-  if (has_weight) saved.push_back(save(weight, "weight γ"));
+  std::vector<SavedTensor> saved{save(slots.x, x)};
+  if (has_weight) saved.push_back(save(slots.weight, weight));
   record(def, {x, weight, bias}, {out}, std::move(saved),
          [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-           const Standardized n = standardize(s[0], dims, eps, centre);
+           const Standardized n = standardize(s[slots.x], dims, eps, centre);
            const Tensor& dy = g[0];
            Tensor dx, dw, db;
-           if (gx) dx = through_standardize(has_weight ? mul(dy, s[1]) : dy, n, dims, centre);
+           if (gx) dx = through_standardize(has_weight ? mul(dy, s[slots.weight]) : dy, n, dims, centre);
            if (gw) dw = sum_to(mul(dy, n.xhat), normalized_shape);
            if (gb) db = sum_to(dy, normalized_shape);
            return std::vector<Tensor>{dx, dw, db};
@@ -142,14 +147,14 @@ constexpr OpDef kRmsNorm{.name = "rms_norm",
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias, double eps,
                   Site where) {
-  return normalization_detail::normalize(kLayerNorm, x, normalized_shape, weight, bias, eps, true, where);
+  return normalization_detail::normalize(kLayerNorm, {kLayerNorm.slot("input x"), kLayerNorm.slot("weight γ")}, x, normalized_shape, weight, bias, eps, true, where);
 }
 
 Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps,
                 Site where) {
   if (!eps && x.defined())  // torch.finfo(dtype).eps
     eps = x.dtype() == DType::f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
-  return normalization_detail::normalize(kRmsNorm, x, normalized_shape, weight, Tensor(), eps.value_or(0.0), false, where);
+  return normalization_detail::normalize(kRmsNorm, {kRmsNorm.slot("input x"), kRmsNorm.slot("weight γ")}, x, normalized_shape, weight, Tensor(), eps.value_or(0.0), false, where);
 }
 
 std::span<const OpDef* const> normalization_ops() {

@@ -33,6 +33,11 @@ constexpr OpDef kPowTensor{.name = "pow_tensor",
                                      {"exponent b", "∂/∂a = b a^(b−1)"},
                                      {"pow output", "∂/∂b = out ln a"}},
                            .derivation = "ops/power.cpp", .tangent = "ȯ = b a^(b−1) ȧ + out ln a ḃ"};
+struct PowTensorSaved {  // the slots of kPowTensor's saves
+  static constexpr SavedSlot a = kPowTensor.slot("base a");
+  static constexpr SavedSlot b = kPowTensor.slot("exponent b");
+  static constexpr SavedSlot out = kPowTensor.slot("pow output");
+};
 
 namespace {
 
@@ -67,11 +72,12 @@ Tensor pow(const Tensor& a, const Tensor& b, Site where) {
   if (should_record({a, b})) {
     const Shape sa = a.shape(), sb = b.shape();
     const bool ga = a.requires_grad(), gb = b.requires_grad();
-    record(kPowTensor, {a, b}, {out}, {save(a, "base a"), save(b, "exponent b"), save(out, "pow output")},
+    using S = PowTensorSaved;
+    record(kPowTensor, {a, b}, {out}, {save(S::a, a), save(S::b, b), save(S::out, out)},
            [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
              return std::vector<Tensor>{
-                 ga ? sum_to(mul(g[0], b_a_pow(s[0], s[1])), sa) : Tensor(),
-                 gb ? sum_to(mul(g[0], out_log_a(s[0], s[1], s[2])), sb) : Tensor()};
+                 ga ? sum_to(mul(g[0], b_a_pow(s[S::a], s[S::b])), sa) : Tensor(),
+                 gb ? sum_to(mul(g[0], out_log_a(s[S::a], s[S::b], s[S::out])), sb) : Tensor()};
            },
            [a, b, out](const std::vector<Tensor>& d) {
              return std::vector<Tensor>{tangent_sum(

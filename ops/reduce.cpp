@@ -138,6 +138,7 @@ Tensor mean(const Tensor& x, Site where) { return mean(x, all_dims(x), false, wh
 constexpr OpDef kMax{.name = "max",
                      .saves = {{"argmax one-hot mask", "the gradient goes to the first maximum (x's shape)"}},
                      .derivation = "ops/reduce.cpp", .tangent = "ȯ = ẋ at the first maximum"};
+struct MaxSaved { static constexpr SavedSlot onehot = kMax.slot("argmax one-hot mask"); };
 Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
   dim = wrap_dim("max", dim, x.shape());
   Plan p = plan("max", x, {dim}, keepdim);
@@ -174,9 +175,9 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
       onehot = onehot_rows.view(moved).permute(order).contiguous();
     }
     Shape keep = p.keep_shape, from = x.shape();
-    record(kMax, {x}, {out}, {save(onehot, "argmax one-hot mask")},
+    record(kMax, {x}, {out}, {save(MaxSaved::onehot, onehot)},
            [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{mul(expand(g[0].reshape(keep), from), s[0])};
+             return std::vector<Tensor>{mul(expand(g[0].reshape(keep), from), s[MaxSaved::onehot])};
            }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], onehot), {dim}, keepdim)}; }, where);
   }
   return out;

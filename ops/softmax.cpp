@@ -167,6 +167,7 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& g) {
 // this is the row rule again, with ṡ where the backward has dP: softmax_backward(P, ṡ).
 constexpr OpDef kSoftmax{.name = "softmax", .saves = {{"softmax output P", "dS = P ∘ (dP − rowsum(P ∘ dP))"}},
                          .derivation = "ops/softmax.cpp", .tangent = "ṗ = p ∘ (ṡ − ⟨p, ṡ⟩)"};
+struct SoftmaxSaved { static constexpr SavedSlot P = kSoftmax.slot("softmax output P"); };
 Tensor softmax(const Tensor& s, int64_t dim, Site where) {
   dim = wrap_dim("softmax", dim, s.shape());  // a 0-d s takes dim 0 or -1, as one row of one entry
   if (s.dim() == 0) return softmax(s.unsqueeze(0), 0, where).squeeze(0);
@@ -177,8 +178,8 @@ Tensor softmax(const Tensor& s, int64_t dim, Site where) {
     });
   }, HG_CUDA(cuda::softmax_rows(x))), dim);
   if (should_record({s}))
-    record(kSoftmax, {s}, {out}, {save(out, "softmax output P")}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-      return std::vector<Tensor>{along_dim(&softmax_row_rule, sv[0], g[0], dim)};
+    record(kSoftmax, {s}, {out}, {save(SoftmaxSaved::P, out)}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+      return std::vector<Tensor>{along_dim(&softmax_row_rule, sv[SoftmaxSaved::P], g[0], dim)};
     }, [dim, out](const std::vector<Tensor>& d) { return std::vector<Tensor>{along_dim(&softmax_row_rule, out, d[0], dim)}; },
     where);
   return out;
@@ -199,6 +200,10 @@ constexpr OpDef kSoftmaxBackward{.name = "softmax_backward",
                                            {"incoming gradient dP", "d(P) reads dP − D"}},
                                  .derivation = "ops/softmax.cpp",
                                  .tangent = "dṠ = rule(P, dṖ) + Ṗ ∘ (dP − D) − P ∘ rowsum(Ṗ ∘ dP)"};
+struct SoftmaxBackwardSaved {  // the slots of kSoftmaxBackward's saves
+  static constexpr SavedSlot P = kSoftmaxBackward.slot("weights P");
+  static constexpr SavedSlot dP = kSoftmaxBackward.slot("incoming gradient dP");
+};
 Tensor softmax_backward(const Tensor& P, const Tensor& dP, Site where) { return softmax_backward(P, dP, nullptr, where); }
 
 Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where) {
@@ -213,13 +218,14 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
   if (D) *D = dot;
   if (should_record({P, dP})) {
     const bool gp = P.requires_grad(), gg = dP.requires_grad();
-    record(kSoftmaxBackward, {P, dP}, {ds}, {save(P, "weights P"), save(dP, "incoming gradient dP")},
+    record(kSoftmaxBackward, {P, dP}, {ds}, {save(SoftmaxBackwardSaved::P, P), save(SoftmaxBackwardSaved::dP, dP)},
            [gp, gg](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             Tensor dPgrad = gg ? softmax_backward(s[0], g[0]) : Tensor();
+             const Tensor &Ps = s[SoftmaxBackwardSaved::P], &dPs = s[SoftmaxBackwardSaved::dP];
+             Tensor dPgrad = gg ? softmax_backward(Ps, g[0]) : Tensor();
              Tensor Pgrad;
              if (gp) {
-               Tensor Dv = sum(mul(s[0], s[1]), {-1}, true), Gbar = sum(mul(s[0], g[0]), {-1}, true);
-               Pgrad = sub(mul(g[0], sub(s[1], Dv)), mul(s[1], Gbar));
+               Tensor Dv = sum(mul(Ps, dPs), {-1}, true), Gbar = sum(mul(Ps, g[0]), {-1}, true);
+               Pgrad = sub(mul(g[0], sub(dPs, Dv)), mul(dPs, Gbar));
              }
              return std::vector<Tensor>{Pgrad, dPgrad};
            }, [&](const std::vector<Tensor>& d) {
@@ -246,6 +252,7 @@ constexpr OpDef kLogSoftmax{.name = "log_softmax",
                             .saves = {{"log_softmax output", "p = exp(y), dS = g − p rowsum(g)"}},
                             .derivation = "ops/softmax.cpp", .fused = "the row kernel log_softmax_backward",
                             .tangent = "ẏ = ṡ − ⟨p, ṡ⟩, p = exp(y)"};
+struct LogSoftmaxSaved { static constexpr SavedSlot out = kLogSoftmax.slot("log_softmax output"); };
 Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
   dim = wrap_dim("log_softmax", dim, s.shape());
   if (s.dim() == 0) return log_softmax(s.unsqueeze(0), 0, where).squeeze(0);
@@ -257,12 +264,12 @@ Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
   }, HG_CUDA(cuda::log_softmax_rows(x)));
   Tensor out = from_rows(y, dim);
   if (should_record({s}))
-    record(kLogSoftmax, {s}, {out}, {save(out, "log_softmax output")},
+    record(kLogSoftmax, {s}, {out}, {save(LogSoftmaxSaved::out, out)},
            [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-             Tensor p = exp(sv[0]);  // the rule from recorded ops (see above)
+             Tensor p = exp(sv[LogSoftmaxSaved::out]);  // the rule from recorded ops (see above)
              return std::vector<Tensor>{sub(g[0], mul(p, sum(g[0], {dim}, true)))};
            }, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
-             return std::vector<Tensor>{along_dim(&log_softmax_backward, sv[0], g[0], dim)};
+             return std::vector<Tensor>{along_dim(&log_softmax_backward, sv[LogSoftmaxSaved::out], g[0], dim)};
            }, [dim, out](const std::vector<Tensor>& d) {  // the rows of J = I − 1 pᵀ applied to ṡ
              return std::vector<Tensor>{sub(d[0], sum(mul(exp(out), d[0]), {dim}, true))};
            }, where);
@@ -295,6 +302,7 @@ constexpr OpDef kSoftmaxJacobian{.name = "softmax_jacobian",
                                  .saves = {{"softmax weights p", "J is a polynomial in p"}},
                                  .derivation = "ops/softmax.cpp", .fused = "the row kernel jacobian_backward_rows",
                                  .tangent = "J̇ = diag(ṗ) − ṗ pᵀ − p ṗᵀ"};
+struct SoftmaxJacobianSaved { static constexpr SavedSlot p = kSoftmaxJacobian.slot("softmax weights p"); };
 Tensor softmax_jacobian(const Tensor& p, Site where) {
   if (p.dim() == 0) fail("softmax_jacobian", "p {} is 0-d; give a row (n,) or a batch of rows (..., n)", p.describe());
   Tensor J = on_device("softmax_jacobian", {p}, [&] {
@@ -307,18 +315,18 @@ Tensor softmax_jacobian(const Tensor& p, Site where) {
     return out;
   }, HG_CUDA(cuda::softmax_jacobian_rows(p.detach())));
   if (should_record({p}))
-    record(kSoftmaxJacobian, {p}, {J}, {save(p, "softmax weights p")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{jacobian_backward_composed(s[0], g[0])};
+    record(kSoftmaxJacobian, {p}, {J}, {save(SoftmaxJacobianSaved::p, p)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      return std::vector<Tensor>{jacobian_backward_composed(s[SoftmaxJacobianSaved::p], g[0])};
     }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-      return std::vector<Tensor>{on_device("softmax_jacobian backward", {s[0], g[0]}, [&] {
-        Tensor pc = s[0].contiguous(), G = g[0].contiguous();
+      return std::vector<Tensor>{on_device("softmax_jacobian backward", {s[SoftmaxJacobianSaved::p], g[0]}, [&] {
+        Tensor pc = s[SoftmaxJacobianSaved::p].contiguous(), G = g[0].contiguous();
         Tensor dp = empty(pc.shape(), pc.dtype());
         const int64_t n = pc.size(-1), rows = n ? pc.numel() / n : 0;
         dispatch_float(pc.dtype(), "softmax_jacobian backward", [&]<typename T>() {
           jacobian_backward_rows<T>(pc.data_ptr<const T>(), G.data_ptr<const T>(), dp.data_ptr<T>(), rows, n);
         });
         return dp;
-      }, HG_CUDA(cuda::softmax_jacobian_backward_rows(s[0], g[0])))};
+      }, HG_CUDA(cuda::softmax_jacobian_backward_rows(s[SoftmaxJacobianSaved::p], g[0])))};
     }, [p](const std::vector<Tensor>& d) {
       const int64_t n = p.size(-1);
       Tensor eye = zeros({n, n}, p.dtype());

@@ -25,6 +25,7 @@ namespace hg {
 
 constexpr OpDef kVar{.name = "var", .saves = {{"var input x", "x − μ, recomputed from x"}},
                      .derivation = "ops/statistics.cpp", .tangent = "vaṙ = 2 Σ (x − μ) ẋ / (N − c)"};
+struct VarSaved { static constexpr SavedSlot x = kVar.slot("var input x"); };
 
 Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim, Site where) {
   if (!x.defined()) fail("var", "the input is undefined");
@@ -49,9 +50,9 @@ Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim, 
     out = mul(sum(mul(dev, dev), ds, keepdim), scale);
   }
   if (should_record({x})) {
-    record(kVar, {x}, {out}, {save(x, "var input x")},
+    record(kVar, {x}, {out}, {save(VarSaved::x, x)},
            [deviation, keep, scale](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{mul(mul(deviation(s[0]), g[0].reshape(keep)), 2.0 * scale)};
+             return std::vector<Tensor>{mul(mul(deviation(s[VarSaved::x]), g[0].reshape(keep)), 2.0 * scale)};
            },
            [&](const std::vector<Tensor>& d) {
              return std::vector<Tensor>{mul(sum(mul(deviation(x.detach()), d[0]), ds, keepdim), 2.0 * scale)};

@@ -136,7 +136,7 @@ TEST_CASE("forward: a backward that is a raw kernel refuses to carry tangents, b
       out = mul(x.detach(), 2.0);
     }
     if (should_record({x}))
-      record(kRaw, {x}, {out}, {save(x, "input x")}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      record(kRaw, {x}, {out}, {save(kRaw.slot("input x"), x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
         return std::vector<Tensor>{mul(g[0].detach(), 2.0)};
       }, [](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], 2.0)}; });
     return out;

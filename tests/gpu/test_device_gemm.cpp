@@ -33,7 +33,7 @@ void check_gemm(const std::string& what, const Operand& A, const Operand& B, dou
   expect_close("gemm " + what, out, hg::mul(hg::matmul(A.view(ref(a_base)), B.view(ref(b_base))), alpha), t);
 }
 
-// Attention forward and backward from the table's entries, the formulas of ops/attention.cpp.
+// Attention forward and backward from the table's entries, the formulas of ops/attention_formulas.cpp.
 struct Trace {
   Tensor S, P, O, dP, D, dS, dQ, dK, dV;
 };

@@ -37,9 +37,9 @@ TEST_CASE("gradgradcheck catches a backward that is not differentiated correctly
       NoGradGuard ng;
       out = mul(mul(x[0], x[0]), x[0]);
     }
-    record(kBadCube, {x[0]}, {out}, {save(x[0], "input")},
+    record(kBadCube, {x[0]}, {out}, {save(kBadCube.slot("input"), x[0])},
            [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-             return std::vector<Tensor>{mul(mul(g[0], mul(s[0], s[0].detach())), 3.0)};
+             return std::vector<Tensor>{mul(mul(g[0], mul(s[kBadCube.slot("input")], s[kBadCube.slot("input")].detach())), 3.0)};
            });
     return out;
   };

@@ -157,32 +157,40 @@ TEST_CASE("registry: no file under engine/ names an op of ops/") {
   CHECK(files > 10);  // the folder was read
 }
 
-// record() holds what a backward saves to its definition: a tensor saved under a label the
-// definition does not list fails, and so does a label it lists (as always saved) that is not saved.
+// A saved tensor's slot is named by its label, resolved when the program is compiled
+// (tests/source/saved_slot_label.cpp: an unlisted label fails to compile); record() then holds the
+// slots to the definition before any backward runs: a slot of another op's definition, slots out
+// of order or twice, and a slot listed as always saved but not saved each fail at the forward.
 TEST_CASE("registry: record() refuses saved tensors that differ from the definition, naming the op and the label") {
   static constexpr OpDef kTwoSaves{.name = "two_saves", .saves = {{"input x", "the derivative"}, {"output y", "the same"}},
                                    .derivation = "tests/ops/test_registry.cpp"};
   static constexpr OpDef kMaybeSaves{.name = "maybe_saves", .saves = {{"input x", "the derivative", "when asked"}},
                                      .derivation = "tests/ops/test_registry.cpp"};
+  static constexpr SavedSlot x_slot = kTwoSaves.slot("input x"), y_slot = kTwoSaves.slot("output y");
+  static_assert(x_slot.index == 0 && y_slot.index == 1 && x_slot.def == &kTwoSaves);
   const BackwardFn pass = [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return std::vector<Tensor>{g[0]}; };
   Tensor x = full({3}, 2.0, DType::f64).requires_grad_();
   auto fresh = [&] { return mul(x.detach(), 1.0); };
-  CHECK_NOTHROW(record(kTwoSaves, {x}, {fresh()}, {save(x, "input x"), save(x, "output y")}, pass));
-  // saves one its definition does not list
-  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "input x"), save(x, "output y"), save(x, "kept-row count")}, pass),
-                       doctest::Contains("two_saves: its backward saves the tensor \"kept-row count\", which its definition does not list"),
+  CHECK_NOTHROW(record(kTwoSaves, {x}, {fresh()}, {save(x_slot, x), save(y_slot, x)}, pass));
+  // saves under another op's slot, whose label this definition also lists
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x_slot, x), save(y_slot, x), save(kMaybeSaves.slot("input x"), x)}, pass),
+                       doctest::Contains("two_saves: its forward saves a tensor under maybe_saves's slot \"input x\", not a slot of this op's definition"),
                        Error);
+  CHECK_THROWS_WITH_AS(record(kMaybeSaves, {x}, {fresh()}, {save(SavedSlot{}, x)}, pass),
+                       doctest::Contains("maybe_saves: its forward saves a tensor under no slot it lists"), Error);
   // lists one it does not save (the first, or the last)
-  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "output y")}, pass),
-                       doctest::Contains("two_saves: its definition lists \"input x\" as saved (always), but the backward did not save it"),
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(y_slot, x)}, pass),
+                       doctest::Contains("two_saves: its definition lists \"input x\" as saved (always), but the forward did not save it"),
                        Error);
-  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "input x")}, pass),
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x_slot, x)}, pass),
                        doctest::Contains("two_saves: its definition lists \"output y\" as saved (always)"), Error);
-  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x, "output y"), save(x, "input x")}, pass),
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(y_slot, x), save(x_slot, x)}, pass),
                        doctest::Contains("out of order"), Error);
+  CHECK_THROWS_WITH_AS(record(kTwoSaves, {x}, {fresh()}, {save(x_slot, x), save(x_slot, x), save(y_slot, x)}, pass),
+                       doctest::Contains("out of order (or twice)"), Error);
   // a label saved only sometimes may be absent
   CHECK_NOTHROW(record(kMaybeSaves, {x}, {fresh()}, {}, pass));
-  CHECK_NOTHROW(record(kMaybeSaves, {x}, {fresh()}, {save(x, "input x")}, pass));
+  CHECK_NOTHROW(record(kMaybeSaves, {x}, {fresh()}, {save(kMaybeSaves.slot("input x"), x)}, pass));
   // a fused backward the definition does not name, and one it names but is not given
   CHECK_THROWS_WITH_AS(record(kMaybeSaves, {x}, {fresh()}, {}, pass, pass),
                        doctest::Contains("maybe_saves: was recorded with a fused backward that its definition does not name"), Error);
@@ -194,6 +202,24 @@ TEST_CASE("registry: record() refuses saved tensors that differ from the definit
 }
 
 // The engine, not the op, chooses: the fused backward without create_graph, the composed one under it.
+// The backward reads saved[slot] at the slot's place in the definition, whichever of the
+// sometimes-saved tensors were saved: the second slot stays the second when the first is absent.
+TEST_CASE("registry: the backward reads each saved tensor at its slot, an absent one undefined") {
+  static constexpr OpDef kScaleBy{.name = "scale_by", .saves = {{"unused u", "nothing", "when asked"}, {"factor w", "d(w x) = w dx"}},
+                                  .derivation = "tests/ops/test_registry.cpp"};
+  static constexpr SavedSlot u_slot = kScaleBy.slot("unused u"), w_slot = kScaleBy.slot("factor w");
+  Tensor x = full({2}, 1.0, DType::f64).requires_grad_(), w = full({2}, 3.0, DType::f64);
+  Tensor out = mul(x.detach(), w);
+  bool u_absent = false;
+  record(kScaleBy, {x}, {out}, {save(w_slot, w)}, [&](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    u_absent = !s.at(u_slot).defined();
+    return std::vector<Tensor>{mul(g[0], s.at(w_slot))};
+  });
+  sum(out).backward();
+  CHECK(u_absent);
+  CHECK(x.grad().to_vector() == std::vector<double>{3.0, 3.0});
+}
+
 TEST_CASE("registry: backward runs the fused backward, and the composed one under create_graph") {
   static constexpr OpDef kTwice{.name = "twice", .saves_nothing = "2 is a number", .derivation = "tests/ops/test_registry.cpp",
                                 .fused = "a counted pass"};
