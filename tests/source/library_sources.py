@@ -22,7 +22,6 @@ FOLDERS = ("engine", "cpu", "ops", "nn", "cuda", "viz")
 MAX_LINES = 400
 # The include loops of today, each a set of modules (docs/layout.md says where each layer belongs).
 KNOWN_LOOPS = [
-    {"ops/broadcast", "ops/cpu_map", "ops/elementwise", "ops/reduce", "ops/tangent"},
     {"ops/attention", "ops/attention_paths"},
 ]
 PRIVATE = "_internal"  # X_internal.h: module X's private header
