@@ -6,6 +6,7 @@
 #include "engine/forward.h"
 #include "engine/interrupt.h"
 #include "engine/random.h"
+#include "engine/tangents.h"
 #include "engine/tape.h"
 #include "engine/tensor.h"
 #include "engine/version.h"

@@ -14,11 +14,13 @@
 //
 // or, without managing a level: auto [ys, ydots] = jvp(f, {x0}, {u}).
 //
-// The engine knows no op: record() (engine/tape.h) is handed each op's rule and calls it here. An
-// op recorded without a rule, given an input that carries a tangent, fails naming the op — it
-// never returns a zero tangent. Rules are made of recorded ops, so a tangent that requires grad
-// can be differentiated (reverse over forward), and a backward run inside a level pushes tangents
-// through its gradients (forward over reverse: jvp of grad is a Hessian-vector product).
+// The engine knows no op: record() (engine/tape.h) is handed each op's rule and runs it through
+// engine/tangents.h, the state below the tape (the open level, the tangent each tensor carries);
+// this file's functions record on the tape, so they sit above it. An op recorded without a rule,
+// given an input that carries a tangent, fails naming the op — it never returns a zero tangent.
+// Rules are made of recorded ops, so a tangent that requires grad can be differentiated (reverse
+// over forward), and a backward run inside a level pushes tangents through its gradients (forward
+// over reverse: jvp of grad is a Hessian-vector product).
 //
 // One level at a time per thread. Leaving it drops every tangent made inside it; a tangent read
 // outside its level is not there. In-place writes to a tensor that carries a tangent are refused
@@ -28,24 +30,10 @@
 #include <vector>
 
 #include "engine/op_def.h"
+#include "engine/tangents.h"
 #include "engine/tensor.h"
 
 namespace hg {
-
-class DualLevel {
- public:
-  DualLevel();   // fails when one is already open on this thread
-  ~DualLevel();  // drops the tangents made inside it
-  DualLevel(const DualLevel&) = delete;
-  DualLevel& operator=(const DualLevel&) = delete;
-  uint64_t id() const { return id_; }
-
- private:
-  uint64_t id_;
-};
-
-// A level is open on this thread (and tangents are not suspended, as they are inside a rule).
-bool forward_ad_enabled();
 
 // An alias of `primal` (same storage; differentiable, as an identity) carrying `tangent`, which
 // must match it in shape, dtype and device. Needs an open level.
@@ -57,9 +45,6 @@ struct Dual {
 };
 Dual unpack_dual(const Tensor& t, Site where = Site::current());
 
-bool has_tangent(const Tensor& t);  // t carries a tangent at the open level
-Tensor tangent_of(const Tensor& t);  // that tangent, or an undefined Tensor
-
 // outputs = f(primals) and their tangents along `tangents` (one per primal, same shapes; an
 // undefined one means that primal does not move). Opens its own level, so it cannot be nested.
 // An output that does not depend on a moving primal gets zeros, not an undefined tangent.
@@ -70,23 +55,7 @@ struct JvpResult {
 JvpResult jvp(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& f,
               const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents);
 
-// An op's tangent rule: its inputs' tangents (one per input, undefined where an input carries
-// none) to its outputs' (one per output; undefined: that output carries none). The primal values
-// it needs it captures from the op. It runs with tangents suspended, so the ops inside it compute
-// values (and record, for reverse mode) but push no tangents of their own.
-using TangentFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& input_tangents)>;
-
 // The engine's own ops of this file, for the registry.
 std::span<const OpDef* const> forward_defs();
-
-namespace detail {
-// Some input carries a tangent at the open level.
-bool any_tangent(const std::vector<Tensor>& inputs);
-// Runs `rule` on the inputs' tangents and sets each output's; checks what it returns.
-void push_tangents(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                   const TangentFn& rule);
-// Gives `t` the tangent `dot` at the open level (a saved alias, an output).
-void set_tangent(const Tensor& t, const Tensor& dot);
-}  // namespace detail
 
 }  // namespace hg

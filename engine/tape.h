@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/forward.h"
 #include "engine/op_def.h"
+#include "engine/tangents.h"
 #include "engine/tensor.h"
 
 namespace hg {

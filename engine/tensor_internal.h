@@ -1,4 +1,5 @@
-// engine/tensor_internal.h — what engine/tensor.cpp and engine/backward.cpp share with engine/copy.cpp. Not part of the API.
+// engine/tensor_internal.h — the private header of the tensor's sources (engine/tensor.cpp,
+// engine/tensor_autograd.cpp, engine/copy.cpp), shared with engine/backward.cpp. Not part of the API.
 #pragma once
 #include "engine/tensor.h"
 

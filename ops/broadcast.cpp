@@ -1,11 +1,9 @@
-#include "ops/broadcast.h"
+#include "ops/primitives.h"
 
 #include "engine/error.h"
 #include "engine/tape.h"
 #include "ops/device.h"
-#include "ops/reduce.h"
 #include "ops/registry.h"
-#include "ops/tangent.h"
 
 namespace hg {
 

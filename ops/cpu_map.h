@@ -18,8 +18,8 @@
 #include "engine/op_def.h"
 #include "engine/strided.h"
 #include "engine/tensor.h"
-#include "ops/broadcast.h"
 #include "ops/device.h"
+#include "ops/primitives.h"
 
 namespace hg {
 

@@ -7,8 +7,8 @@
 // Tangents (forward mode): ȧ, ḃ, ẋ are the inputs' tangents, ȯ the output's. The same scalar chain
 // rule, read forwards: ȯ = f'(x) ẋ, or ∂f/∂a ȧ + ∂f/∂b ḃ; a broadcast operand's tangent broadcasts
 // with it (tangent_sum). Each rule is written as `.tangent` in the op's definition and as the
-// lambda after its backward; ops/tangent.h says how a missing tangent is a missing term.
-#include "ops/elementwise.h"
+// lambda after its backward; ops/primitives.h says how a missing tangent is a missing term.
+#include "ops/primitives.h"
 
 #include <cmath>
 #include <numbers>
@@ -17,12 +17,10 @@
 #include "cuda/ops.h"
 #include "engine/error.h"
 #include "engine/tape.h"
-#include "ops/broadcast.h"
 #include "ops/cpu_map.h"
 #include "ops/device.h"
 #include "ops/integer.h"
 #include "ops/registry.h"
-#include "ops/tangent.h"
 
 namespace hg {
 

@@ -14,7 +14,7 @@
 
 #include "engine/tape.h"
 #include "ops/cpu_map.h"
-#include "ops/elementwise.h"
+#include "ops/primitives.h"
 #include "ops/registry.h"
 
 namespace hg {

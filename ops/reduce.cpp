@@ -2,7 +2,7 @@
 //
 // The kernels move the reduced dimensions last (a permuted view, copied to contiguous when it
 // is not already), so each output element is one contiguous row: rows = kept, cols = reduced.
-#include "ops/reduce.h"
+#include "ops/primitives.h"
 
 #include <algorithm>
 #include <limits>
@@ -13,11 +13,8 @@
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
-#include "ops/broadcast.h"
 #include "ops/device.h"
-#include "ops/elementwise.h"
 #include "ops/registry.h"
-#include "ops/tangent.h"
 
 namespace hg {
 

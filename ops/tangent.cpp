@@ -1,8 +1,5 @@
-// ops/tangent.cpp — the helpers of ops/tangent.h.
-#include "ops/tangent.h"
-
-#include "ops/broadcast.h"
-#include "ops/elementwise.h"
+// ops/tangent.cpp — the tangent rules' helpers, declared in ops/primitives.h.
+#include "ops/primitives.h"
 
 namespace hg {
 

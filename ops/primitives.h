@@ -1,0 +1,141 @@
+// ops/primitives.h — the floor of ops/: broadcasting, the reductions, the elementwise ops and what
+// the ops' tangent rules share, declared together because each one's derivative is written with the
+// others. expand's backward is a sum (sum_to) and sum's backward an expand; an elementwise op's
+// backward sums its gradient down to a broadcast operand's shape and its tangent adds terms
+// (tangent_sum), which adds and expands. Declared apart, their headers and sources would include
+// one another round a loop.
+//
+// Their sources (ops/broadcast.cpp, ops/reduce.cpp, ops/elementwise.cpp, ops/elementwise_math.cpp,
+// ops/tangent.cpp) include this header and, of ops/, only ops/cpu_map.h, ops/device.h and
+// ops/registry.h, which include nothing above them. Every other op family sits above this floor
+// and includes the header named for what it uses (ops/broadcast.h, ops/reduce.h,
+// ops/elementwise.h, ops/tangent.h), each of which includes this one.
+//
+// Every op ends with `Site where`, defaulted to the caller's line (the operators below pass on
+// their own line instead).
+#pragma once
+#include <initializer_list>
+#include <vector>
+
+#include "engine/tensor.h"
+
+namespace hg {
+
+// ---------------------------------------------------------------- broadcasting (ops/broadcast.cpp)
+// numpy broadcasting: the shape two operands broadcast to, expand (a stride-0 view) and its
+// adjoint sum_to (sum a gradient back down to an operand's shape).
+
+// The broadcast of shapes a and b, or an Error naming `op` and both shapes.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+// Strides that read x as if it had shape `to` (0 on broadcast dimensions).
+Shape broadcast_strides(const char* op, const Tensor& x, const Shape& to);
+
+// A view of x with shape `to` (broadcast dimensions get stride 0). Backward: sum_to(g, x.shape).
+Tensor expand(const Tensor& x, const Shape& to, Site where = Site::current());
+// Sum g over the dimensions that broadcasting added or stretched, giving shape `to`.
+Tensor sum_to(const Tensor& g, const Shape& to);
+
+// Both inputs must share dtype and device; otherwise an Error naming op, both shapes and the fix.
+void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b);
+
+// ---------------------------------------------------------------- reductions (ops/reduce.cpp)
+// sum, mean and max over dimensions, with keepdim.
+
+Tensor sum(const Tensor& x, Site where = Site::current());  // all elements -> 0-d
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false, Site where = Site::current());
+Tensor mean(const Tensor& x, Site where = Site::current());
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim = false, Site where = Site::current());
+// Largest value along `dim`. Backward sends the gradient to the first position holding the max.
+Tensor max(const Tensor& x, int64_t dim, bool keepdim = false, Site where = Site::current());
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);  // i64, not differentiable
+
+// ---------------------------------------------------------------- elementwise (ops/elementwise.cpp)
+// Elementwise ops with numpy broadcasting (float32 / float64): forward kernels and hand-derived
+// backward rules are in ops/elementwise.cpp, the functions of a learner's API in
+// ops/elementwise_math.cpp.
+
+// Binary, broadcasting.
+Tensor add(const Tensor& a, const Tensor& b, Site where = Site::current());
+Tensor sub(const Tensor& a, const Tensor& b, Site where = Site::current());
+Tensor mul(const Tensor& a, const Tensor& b, Site where = Site::current());
+Tensor div(const Tensor& a, const Tensor& b, Site where = Site::current());
+
+// With a scalar.
+Tensor add(const Tensor& a, double s, Site where = Site::current());
+Tensor mul(const Tensor& a, double s, Site where = Site::current());
+Tensor rsub(const Tensor& a, double s, Site where = Site::current());  // s - a
+Tensor rdiv(const Tensor& a, double s, Site where = Site::current());  // s / a
+
+// Unary.
+Tensor neg(const Tensor& x, Site where = Site::current());
+Tensor exp(const Tensor& x, Site where = Site::current());
+Tensor log(const Tensor& x, Site where = Site::current());
+Tensor pow(const Tensor& x, double p, Site where = Site::current());
+Tensor sqrt(const Tensor& x, Site where = Site::current());
+Tensor relu(const Tensor& x, Site where = Site::current());
+Tensor tanh(const Tensor& x, Site where = Site::current());
+Tensor gelu(const Tensor& x, Site where = Site::current());  // exact: x * Phi(x), Phi the standard normal CDF (PyTorch's default)
+Tensor softplus(const Tensor& x, Site where = Site::current());  // log(1 + e^x), computed without overflow
+
+// The elementwise functions of ops/elementwise_math.cpp, PyTorch's names (each f' by hand there).
+Tensor sin(const Tensor& x, Site where = Site::current());
+Tensor cos(const Tensor& x, Site where = Site::current());
+Tensor tan(const Tensor& x, Site where = Site::current());
+Tensor asin(const Tensor& x, Site where = Site::current());
+Tensor acos(const Tensor& x, Site where = Site::current());
+Tensor atan(const Tensor& x, Site where = Site::current());
+Tensor sinh(const Tensor& x, Site where = Site::current());
+Tensor cosh(const Tensor& x, Site where = Site::current());
+Tensor asinh(const Tensor& x, Site where = Site::current());
+Tensor acosh(const Tensor& x, Site where = Site::current());
+Tensor atanh(const Tensor& x, Site where = Site::current());
+Tensor sigmoid(const Tensor& x, Site where = Site::current());
+Tensor silu(const Tensor& x, Site where = Site::current());
+Tensor log1p(const Tensor& x, Site where = Site::current());
+Tensor expm1(const Tensor& x, Site where = Site::current());
+Tensor log2(const Tensor& x, Site where = Site::current());
+Tensor exp2(const Tensor& x, Site where = Site::current());
+Tensor reciprocal(const Tensor& x, Site where = Site::current());
+Tensor rsqrt(const Tensor& x, Site where = Site::current());
+Tensor square(const Tensor& x, Site where = Site::current());
+Tensor abs(const Tensor& x, Site where = Site::current());  // its gradient at 0 is 0, as PyTorch's
+Tensor sign(const Tensor& x, Site where = Site::current());
+Tensor floor(const Tensor& x, Site where = Site::current());
+Tensor ceil(const Tensor& x, Site where = Site::current());
+Tensor round(const Tensor& x, Site where = Site::current());  // half to even, as PyTorch
+Tensor trunc(const Tensor& x, Site where = Site::current());
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+inline Tensor operator+(const Tensor& a, double s) { return add(a, s); }
+inline Tensor operator+(double s, const Tensor& a) { return add(a, s); }
+inline Tensor operator-(const Tensor& a, double s) { return add(a, -s); }
+inline Tensor operator-(double s, const Tensor& a) { return rsub(a, s); }
+inline Tensor operator*(const Tensor& a, double s) { return mul(a, s); }
+inline Tensor operator*(double s, const Tensor& a) { return mul(a, s); }
+// An int64 or bool tensor divides as float32 (true division), as in PyTorch.
+inline Tensor operator/(const Tensor& a, double s) {
+  return mul(a.defined() && !is_floating(a.dtype()) ? a.to(DType::f32) : a, 1.0 / s);
+}
+inline Tensor operator/(double s, const Tensor& a) { return rdiv(a, s); }
+
+// ---------------------------------------------------------------- tangent helpers (ops/tangent.cpp)
+// What the ops' tangent rules (forward mode, engine/forward.h) share. A rule is given one tangent
+// per input, undefined where that input carries none, and returns one per output. Most are sums of
+// terms, one per moving input (ȯ = ȧ b + a ḃ): a term is computed only when its input moves, and
+// the sum of no terms is no tangent at all.
+
+// f(dot) when the tangent dot is defined, else an undefined Tensor (the term is absent).
+template <typename F>
+Tensor if_tangent(const Tensor& dot, F f) {
+  return dot.defined() ? f(dot) : Tensor();
+}
+
+// The defined terms added, read at `shape` (a term of a broadcast operand's shape is expanded to
+// it); undefined when every term is.
+Tensor tangent_sum(std::initializer_list<Tensor> terms, const Shape& shape);
+
+}  // namespace hg
