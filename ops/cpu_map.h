@@ -74,4 +74,19 @@ Tensor unary_map(const OpDef& def, cuda::UnaryCode kind, double scalar, const Te
   }, HG_CUDA(cuda::unary(kind, x.detach(), scalar)));
 }
 
+// A binary op's forward (or a fused backward's pass), shared by ops/elementwise.cpp and ops/gelu.cpp:
+// out = f(a, b), broadcast: the CPU loop, or on CUDA tensors the kernel `kind`. `row`, when given,
+// names the kernel table's float32 row loop for f (cpu/kernels.h).
+template <typename F>
+Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor& b, F f,
+            cpu::BinaryRow cpu::Kernels::*row = nullptr) {
+  check_same_dtype_device(op, a, b);
+  return on_device(op, {a, b}, [&] {
+    return dispatch_float(a.dtype(), op, [&]<typename T>() {
+      return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); },
+                         row ? cpu::kernels().*row : nullptr);
+    });
+  }, HG_CUDA(cuda::binary(kind, a.detach(), b.detach())));
+}
+
 }  // namespace hg

@@ -10,8 +10,8 @@ const std::vector<const OpDef*>& op_registry() {
   static const std::vector<const OpDef*> ops = [] {
     std::vector<const OpDef*> all;
     for (std::span<const OpDef* const> file :
-         {view_defs(), elementwise_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), normalization_ops(), extrema_ops(), power_ops(), matmul_ops(), softmax_ops(), attention_ops(),
-          indexing_ops(), loss_ops(), positional_ops(), attention_qkv_ops(), gradient_defs(), forward_defs()})
+         {view_defs(), elementwise_ops(), gelu_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), normalization_ops(), extrema_ops(), power_ops(), matmul_ops(), softmax_ops(), attention_ops(),
+          indexing_ops(), embedding_ops(), loss_ops(), positional_ops(), attention_qkv_ops(), gradient_defs(), forward_defs()})
       all.insert(all.end(), file.begin(), file.end());
     return all;
   }();

@@ -23,6 +23,7 @@ const std::vector<const OpDef*>& op_registry();
 
 // The definitions of the ops each file records, gathered at the end of that file.
 std::span<const OpDef* const> elementwise_ops();  // ops/elementwise.cpp
+std::span<const OpDef* const> gelu_ops();         // ops/gelu.cpp
 std::span<const OpDef* const> elementwise_math_ops();  // ops/elementwise_math.cpp
 std::span<const OpDef* const> broadcast_ops();    // ops/broadcast.cpp
 std::span<const OpDef* const> reduce_ops();       // ops/reduce.cpp
@@ -35,6 +36,7 @@ std::span<const OpDef* const> softmax_ops();      // ops/softmax.cpp
 std::span<const OpDef* const> attention_ops();    // ops/attention.cpp
 std::span<const OpDef* const> attention_qkv_ops();  // ops/attention_qkv.cpp
 std::span<const OpDef* const> indexing_ops();     // ops/indexing.cpp
+std::span<const OpDef* const> embedding_ops();    // ops/embedding.cpp
 std::span<const OpDef* const> loss_ops();         // ops/loss.cpp
 std::span<const OpDef* const> positional_ops();   // ops/positional.cpp
 
