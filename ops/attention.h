@@ -63,7 +63,7 @@ AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v
                                const AttentionOptions& opts = {});
 
 // Every intermediate of the forward and its tangent (forward mode) along (Q̇, K̇, V̇), written out
-// as the formulas of ops/attention.cpp, for labs and tests. An undefined tangent: that input does
+// as the formulas of ops/attention_formulas.cpp, for labs and tests. An undefined tangent: that input does
 // not move. A constant mask does not move either, so Ṡ is 0 where a key is hidden.
 struct AttentionTangentTrace {
   Tensor S, P, O;  // as in AttentionTrace

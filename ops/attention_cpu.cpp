@@ -316,14 +316,9 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
         }
         T* dS = need_ds ? dSd + t * Tq * Tk : scratch.data();
         const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
-        // dK = dSᵀ Q reads a NaN or ±inf of Q as 0: the NaN rule (ops/attention.h).
-        const T* Qk = Qs;
+        const T* Qk = Qs;  // as dK = dSᵀ Q reads it: a NaN or ±inf of Q as 0 (the NaN rule)
         int64_t qk_ld = q_ld;
-        if (need_k && any_non_finite(Qs, q_ld, Tq, dk)) {
-          q_finite.resize(static_cast<size_t>(Tq * dk));
-          finite_part(Qs, q_ld, Tq, dk, q_finite.data());
-          Qk = q_finite.data(), qk_ld = dk;
-        }
+        finite_queries_for_dk(need_k, &Qk, &qk_ld, Tq, dk, q_finite);
         if (row_rule) v_panel.pack(true, dv, rb.all_keys(), T(1), Vs, V.ld);
         for (int64_t blk = 0; blk < rb.count(); ++blk) {
           const int64_t i0 = rb.begin(blk), nr = rb.rows(blk), kv = rb.keys(blk);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "engine/tensor.h"
 #include "ops/attention_paths.h"
@@ -67,6 +68,17 @@ void finite_part(const T* x, int64_t ld, int64_t rows, int64_t d, T* out) {
       const T v = x[r * ld + c];
       out[r * d + c] = std::isfinite(v) ? v : T(0);
     }
+}
+
+// A slice's Q (Tq, dk) at *q (rows *ld apart) as dK = dSᵀ Q reads it under the NaN rule
+// (ops/attention.h): where it holds a NaN or ±inf and dK is asked for, *q and *ld are pointed at
+// `scratch`, a copy with those entries 0; otherwise they are left as they are.
+template <typename T>
+void finite_queries_for_dk(bool need_k, const T** q, int64_t* ld, int64_t Tq, int64_t dk, std::vector<T>& scratch) {
+  if (!need_k || !any_non_finite(*q, *ld, Tq, dk)) return;
+  scratch.resize(static_cast<size_t>(Tq * dk));
+  finite_part(*q, *ld, Tq, dk, scratch.data());
+  *q = scratch.data(), *ld = dk;
 }
 
 // The rule for row i of a slice whose mask starts at offset `mask_off`; ms: the mask's strides

@@ -17,7 +17,7 @@ namespace hg {
 //                 and the row log-sum-exp L; the backward recomputes each tile's P. Memory linear
 //                 in T, and key tiles wholly above the causal diagonal are never visited.
 //   automatic     the faster of the two for the shape, and tiled whenever the (Tq, Tk) blocks of
-//                 all heads would not fit the memory threshold (ops/attention.cpp).
+//                 all heads would not fit the memory threshold (ops/attention_problem.cpp).
 enum class AttentionPath { automatic, materialized, tiled };
 const char* attention_path_name(AttentionPath p);  // "automatic", "materialized", "tiled"
 // The path of that name, or an Error listing the three.

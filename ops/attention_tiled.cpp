@@ -158,14 +158,9 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
     KeyPanels<T> kp;
     for (int64_t t = begin; t < end; ++t) {
       const T* dO = dOt.data_ptr<const T>() + t * Tq * dv;
-      // dK = dSᵀ Q reads a NaN or ±inf of Q as 0: the NaN rule (ops/attention.h).
-      const T* Qk = Q.data + Q.offset(t);
+      const T* Qk = Q.data + Q.offset(t);  // as dK = dSᵀ Q reads it: a NaN or ±inf of Q as 0 (the NaN rule)
       int64_t ld_qk = Q.ld;
-      if (b.dK.defined() && any_non_finite(Qk, ld_qk, Tq, dk)) {
-        q_finite.resize(static_cast<size_t>(Tq * dk));
-        finite_part(Qk, ld_qk, Tq, dk, q_finite.data());
-        Qk = q_finite.data(), ld_qk = dk;
-      }
+      finite_queries_for_dk(b.dK.defined(), &Qk, &ld_qk, Tq, dk, q_finite);
       const T* O = Ot.data_ptr<const T>() + t * Tq * dv;
       for (int64_t i = 0; i < Tq; ++i)  // D = rowsum(dO ∘ O)
         D[i] = sum_lanes<T>(dv, [&](int64_t c) { return dO[i * dv + c] * O[i * dv + c]; });

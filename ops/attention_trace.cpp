@@ -1,6 +1,6 @@
 // ops/attention_trace.cpp — attention's traces: every buffer of the module's hand backward pass
 // (attention_trace: S, P, O, dP, D, dS, dQ, dK, dV) and of its tangent (attention_tangent_trace:
-// Ṡ, rowsum(P ∘ Ṡ), Ṗ, Ȯ), computed op by op on the materialized path (ops/attention.cpp), for the
+// Ṡ, rowsum(P ∘ Ṡ), Ṗ, Ȯ), computed op by op on the materialized path (ops/attention_formulas.cpp), for the
 // labs and the tests to show and compare.
 #include <tuple>
 
