@@ -100,7 +100,7 @@ Tensor scatter_rows(const Tensor& g, const Tensor& indices, int64_t V) {
 Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
   const char* op = kEmbedding.c_str();
   if (!weight.defined()) fail(op, "the weight is an undefined tensor");
-  if (!indices.defined()) fail(op, "the indices is an undefined tensor");
+  if (!indices.defined()) fail(op, "the indices are an undefined tensor");
   if (weight.dim() != 2)
     fail(op, "weight {} must be 2-D (V, d): one row of d numbers per token id", weight.describe());
   if (indices.dtype() != DType::i64)

@@ -154,6 +154,8 @@ TEST_CASE("embedding errors name the index, its position and V") {
   CHECK_THROWS_WITH_AS(embedding(w, index_tensor({-1}, {1})), doctest::Contains("index -1 at position [0]"), Error);
   CHECK_THROWS_WITH_AS(embedding(w, tensor({1}, {1})), doctest::Contains("embedding: indices"), Error);
   CHECK_THROWS_WITH_AS(embedding(zeros({4}), index_tensor({1}, {1})), doctest::Contains("must be 2-D"), Error);
+  CHECK_THROWS_WITH_AS(embedding(Tensor(), index_tensor({1}, {1})), doctest::Contains("embedding: the weight is an undefined tensor"), Error);
+  CHECK_THROWS_WITH_AS(embedding(w, Tensor()), doctest::Contains("embedding: the indices are an undefined tensor"), Error);
 }
 
 // ---------------------------------------------------------------- concat
