@@ -6,6 +6,7 @@
 // the same way where that is cheap: a scalar op computes in double as the CPU's `x + s` does
 // (s is a double there), gelu and its backward compute in double, and the products that the CPU
 // rounds before a subtraction are kept out of nvcc's fused multiply-adds (mul_rn).
+#include "cpu/pointwise_rules.h"
 #include "cuda/device_common.cuh"
 #include "cuda/kernels.h"
 #include "engine/convert.h"
@@ -119,6 +120,10 @@ __device__ T math_value(int code, T v) {
     case kCeil: return static_cast<T>(ceil(x));
     case kRound: return static_cast<T>(rint(x));  // half to even
     case kTrunc: return static_cast<T>(trunc(x));
+    case kErf: return static_cast<T>(erf(x));
+    case kErfc: return static_cast<T>(erfc(x));
+    case kErfinv: return static_cast<T>(rules::erfinv_value(x));
+    case kLog10: return static_cast<T>(log10(x));
     default: return static_cast<T>(NAN);  // unreachable: the host checks the code
   }
 }
@@ -169,6 +174,17 @@ __device__ T binary_value(int code, T a, T b) {
       return a * static_cast<T>(x >= 0 ? 1 / (1 + e) : e / (1 + e));
     }
     case kPowTensor: return pow(a, b);
+    case kAtan2: return ::atan2(a, b);
+    case kFmod: return ::fmod(a, b);
+    case kRemainder: return rules::remainder_value(a, b);
+    case kFloorDivide: return rules::floor_divide_value(a, b);
+    case kXlogy: return rules::xlogy_value(a, b);
+    case kCopysign: return ::copysign(a, b);
+    case kFmax: return rules::fmax_value(a, b);
+    case kFmin: return rules::fmin_value(a, b);
+    case kLogaddexp: return rules::logaddexp_value(a, b);
+    case kLogaddexp2: return rules::logaddexp2_value(a, b);
+    case kHypot: return ::hypot(a, b);
     default: return static_cast<T>(NAN);
   }
 }

@@ -48,13 +48,17 @@ enum UnaryCode : int {
   kCeil,        // ⌈x⌉
   kRound,       // x rounded half to even
   kTrunc,       // x rounded toward 0
+  kErf,         // erf x
+  kErfc,        // 1 − erf x, without cancellation
+  kErfinv,      // erf⁻¹ x (cpu/pointwise_rules.h)
+  kLog10,       // log₁₀ x
   kUnaryCount
 };
 inline constexpr const char* kUnaryNames[] = {
     "neg", "exp", "log", "sqrt", "relu", "tanh", "gelu", "pow", "add_scalar", "mul_scalar", "rsub_scalar",
     "rdiv_scalar", "softplus", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
     "atanh", "sigmoid", "silu", "log1p", "expm1", "log2", "exp2", "reciprocal", "rsqrt", "square", "abs", "sign",
-    "floor", "ceil", "round", "trunc",
+    "floor", "ceil", "round", "trunc", "erf", "erfc", "erfinv", "log10",
 };
 static_assert(sizeof(kUnaryNames) / sizeof(kUnaryNames[0]) == kUnaryCount, "a name for each UnaryCode, in order");
 
@@ -69,10 +73,24 @@ enum BinaryCode : int {
   kGeluBackward,  // (g, x) -> g (Φ(x) + x φ(x))
   kSoftplusBackward,  // (g, x) -> g σ(x)
   kPowTensor,     // a^b
+  // ops/pointwise.cpp's, by cpu/pointwise_rules.h where C's function is not the whole rule
+  kAtan2,         // atan2(a, b)
+  kFmod,          // fmod(a, b)
+  kRemainder,     // a − b⌊a/b⌋, the exact quotient
+  kFloorDivide,   // ⌊a/b⌋, the exact quotient
+  kXlogy,         // a ln b, 0 at a = 0
+  kCopysign,      // |a| with b's sign bit
+  kFmax,          // max, NaN losing
+  kFmin,          // min, NaN losing
+  kLogaddexp,     // ln(eᵃ + eᵇ)
+  kLogaddexp2,    // log₂(2ᵃ + 2ᵇ)
+  kHypot,         // √(a² + b²)
   kBinaryCount
 };
 inline constexpr const char* kBinaryNames[] = {
     "add", "sub", "mul", "div", "relu_backward", "tanh_backward", "gelu_backward", "softplus_backward", "pow_tensor",
+    "atan2", "fmod", "remainder", "floor_divide", "xlogy", "copysign", "fmax", "fmin", "logaddexp",
+    "logaddexp2", "hypot",
 };
 static_assert(sizeof(kBinaryNames) / sizeof(kBinaryNames[0]) == kBinaryCount, "a name for each BinaryCode, in order");
 

@@ -1,9 +1,7 @@
 // ops/division.cpp — floor division and remainder (ops/division.h).
 //
-// On floats both are compositions of recorded ops, so their gradients are the chain rule's:
-//   floor_divide(a, b) = floor(a / b)        piecewise constant: no gradient (floor's is 0)
-//   remainder(a, b)    = a − floor(a / b)·b  da = g, db = −floor(a / b)·g (floor's term vanishes)
-// as PyTorch's. On integers they are ops/integer.cpp's exact loops.
+// On floats they are ops/pointwise.cpp's ops, which divide through fmod (the exact quotient, never
+// a rounded a / b) and carry their derivation; on integers they are ops/integer.cpp's exact loops.
 #include "ops/division.h"
 
 #include <cmath>
@@ -12,6 +10,7 @@
 #include "ops/broadcast.h"
 #include "ops/elementwise.h"
 #include "ops/integer.h"
+#include "ops/pointwise.h"
 
 namespace hg {
 
@@ -37,14 +36,14 @@ Tensor floor_divide(const Tensor& a, const Tensor& b, Site where) {
   require("floor_divide", a);
   require("floor_divide", b);
   if (is_integral(a) && is_integral(b)) return integers("floor_divide", IntArith::floor_divide, a, b);
-  return floor(div(a, b, where), where);
+  return float_floor_divide(a, b, where);
 }
 
 Tensor remainder(const Tensor& a, const Tensor& b, Site where) {
   require("remainder", a);
   require("remainder", b);
   if (is_integral(a) && is_integral(b)) return integers("remainder", IntArith::remainder, a, b);
-  return sub(a, mul(floor(div(a, b, where), where), b, where), where);
+  return float_remainder(a, b, where);
 }
 
 Tensor floor_divide(const Tensor& a, double s, Site where) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "cpu/pointwise_rules.h"
 #include "engine/tape.h"
 #include "ops/cpu_map.h"
 #include "ops/primitives.h"
@@ -174,6 +175,13 @@ Tensor log2(const Tensor& x, Site where) {
   const Tensor out = unary_map(kLog2, cuda::kLog2, 0, x, [](auto v) { return std::log2(v); });
   return with_derivative(kLog2, Keep::input, x, out, [](const Tensor& in) { return rdiv(in, 1.0 / kLn2); }, where);
 }
+// log10' = 1 / (x ln 10)
+constexpr OpDef kLog10{.name = "log10", .saves = {{"log10 input x", "f' = 1 / (x ln 10)"}}, .derivation = "ops/elementwise_math.cpp",
+                       .tangent = "ȯ = ẋ / (x ln 10)"};
+Tensor log10(const Tensor& x, Site where) {
+  const Tensor out = unary_map(kLog10, cuda::kLog10, 0, x, [](auto v) { return std::log10(v); });
+  return with_derivative(kLog10, Keep::input, x, out, [](const Tensor& in) { return rdiv(in, 1.0 / std::numbers::ln10); }, where);
+}
 constexpr OpDef kExp2{.name = "exp2", .saves = {{"exp2 output", "f' = out ln 2"}},
                       .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = out ln 2 ẋ"};
 Tensor exp2(const Tensor& x, Site where) {
@@ -252,11 +260,34 @@ Tensor trunc(const Tensor& x, Site where) {
 
 // ---------------------------------------------------------------- the definitions, for the registry
 
+// ---------------------------------------------------------------- the error function
+// erf x = 2/√π ∫₀ˣ e^(−t²) dt, so erf' = 2/√π e^(−x²);  erfc = 1 − erf, erfc' = −2/√π e^(−x²);
+// erfinv is erf's inverse: erfinv'(x) = 1 / erf'(erfinv x) = √π/2 · e^(out²)
+constexpr double kTwoOverSqrtPi = std::numbers::inv_sqrtpi * 2;
+constexpr OpDef kErf{.name = "erf", .saves = {{"erf input x", "f' = 2/√π e^(−x²)"}}, .derivation = "ops/elementwise_math.cpp",
+                     .tangent = "ȯ = 2/√π e^(−x²) ẋ"};
+Tensor erf(const Tensor& x, Site where) {
+  const Tensor out = unary_map(kErf, cuda::kErf, 0, x, [](auto v) { return std::erf(v); });
+  return with_derivative(kErf, Keep::input, x, out, [](const Tensor& in) { return mul(exp(neg(mul(in, in))), kTwoOverSqrtPi); }, where);
+}
+constexpr OpDef kErfc{.name = "erfc", .saves = {{"erfc input x", "f' = −2/√π e^(−x²)"}}, .derivation = "ops/elementwise_math.cpp",
+                      .tangent = "ȯ = −2/√π e^(−x²) ẋ"};
+Tensor erfc(const Tensor& x, Site where) {
+  const Tensor out = unary_map(kErfc, cuda::kErfc, 0, x, [](auto v) { return std::erfc(v); });
+  return with_derivative(kErfc, Keep::input, x, out, [](const Tensor& in) { return mul(exp(neg(mul(in, in))), -kTwoOverSqrtPi); }, where);
+}
+constexpr OpDef kErfinv{.name = "erfinv", .saves = {{"erfinv output", "f' = √π/2 e^(out²)"}}, .derivation = "ops/elementwise_math.cpp",
+                        .tangent = "ȯ = √π/2 e^(out²) ẋ"};
+Tensor erfinv(const Tensor& x, Site where) {
+  const Tensor out = unary_map(kErfinv, cuda::kErfinv, 0, x, [](auto v) { return rules::erfinv_value(v); });
+  return with_derivative(kErfinv, Keep::output, x, out, [](const Tensor& y) { return mul(exp(mul(y, y)), 1 / kTwoOverSqrtPi); }, where);
+}
+
 std::span<const OpDef* const> elementwise_math_ops() {
   static const OpDef* const defs[] = {&kSin,  &kCos,   &kTan,   &kAsin,  &kAcos,  &kAtan,       &kSinh,
                                       &kCosh, &kAsinh, &kAcosh, &kAtanh, &kSigmoid, &kSilu,    &kLog1p,
                                       &kExpm1, &kLog2, &kExp2,  &kReciprocal, &kRsqrt, &kSquare, &kAbs,
-                                      &kSign, &kFloor, &kCeil,  &kRound, &kTrunc};
+                                      &kSign, &kFloor, &kCeil,  &kRound, &kTrunc, &kLog10, &kErf, &kErfc, &kErfinv};
   return defs;
 }
 

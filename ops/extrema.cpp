@@ -1,4 +1,4 @@
-// ops/extrema.cpp — amax, amin, min, argmin, logsumexp, cumsum (ops/extrema.h).
+// ops/extrema.cpp — amax, amin, min, argmin, logsumexp (ops/extrema.h).
 //
 // amax: out = max over the reduced entries j of x_j. Its derivative is 1 at the maximum — and
 // where k entries tie, PyTorch shares it: ∂out/∂x_j = [x_j = out] / k. So, with the tie mask T
@@ -10,10 +10,7 @@
 // logsumexp = m + log Σ_j exp(x_j − m) with m the maximum held fixed (m's terms cancel in the
 // derivative, so holding it changes nothing): its gradient is exp(x − out) = softmax(x), through
 // the recorded exp, sum and log. A row of −inf gives −inf; an infinite m is replaced by 0.
-//
-// cumsum: out_i = Σ_{j ≤ i} x_j, so dx_j = Σ_{i ≥ j} g_i: the running sum of g taken from the end,
-// flip(cumsum(flip(g))); linear, so ȯ = cumsum(ẋ). The loop runs on the CPU; a CUDA tensor goes
-// through the host (to and from the device, both recorded).
+
 #include "ops/extrema.h"
 
 #include <algorithm>
@@ -127,47 +124,8 @@ Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   return keepdim ? out : out.reshape(without(x, ds), where);
 }
 
-constexpr OpDef kCumsum{.name = "cumsum", .saves_nothing = "the gradient is g's running sum from the end",
-                        .derivation = "ops/extrema.cpp", .cuda = false, .tangent = "ȯ = cumsum(ẋ)"};
-
-Tensor cumsum(const Tensor& x, int64_t dim, Site where) {
-  require_float("cumsum", x);
-  if (x.device() != Device::cpu) return cumsum(x.to(Device::cpu, where), dim, where).to(x.device(), where);
-  const int64_t d = wrap_dim("cumsum", dim, x.shape());
-  if (x.dim() == 0) return x.clone(where);
-  // dim last, each row a contiguous run
-  Shape order;
-  for (int64_t k = 0; k < x.dim(); ++k)
-    if (k != d) order.push_back(k);
-  order.push_back(d);
-  Shape back(static_cast<size_t>(x.dim()));
-  for (int64_t k = 0; k < x.dim(); ++k) back[order[k]] = k;
-  Tensor rows;
-  {
-    NoGradGuard ng;
-    rows = x.detach().permute(order).contiguous().clone();
-  }
-  const int64_t n = x.size(d), count = n == 0 ? 0 : x.numel() / n;
-  dispatch_float(x.dtype(), "cumsum", [&]<typename T>() {
-    T* p = rows.data_ptr<T>();
-    for (int64_t r = 0; r < count; ++r)
-      for (int64_t i = 1; i < n; ++i) p[r * n + i] += p[r * n + i - 1];
-  });
-  Tensor out;
-  {
-    NoGradGuard ng;
-    out = rows.permute(back).contiguous();
-  }
-  if (should_record({x})) {
-    record(kCumsum, {x}, {out}, {}, [d](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-      return std::vector<Tensor>{flip(cumsum(flip(g[0], {d}), d), {d})};
-    }, [d](const std::vector<Tensor>& t) { return std::vector<Tensor>{cumsum(t[0], d)}; }, where);
-  }
-  return out;
-}
-
 std::span<const OpDef* const> extrema_ops() {
-  static const OpDef* const defs[] = {&kAmax, &kCumsum};
+  static const OpDef* const defs[] = {&kAmax};
   return defs;
 }
 

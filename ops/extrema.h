@@ -1,7 +1,8 @@
-// ops/extrema.h — maxima and minima over several dims, the smooth maximum, and running sums,
+// ops/extrema.h — maxima and minima over several dims and the smooth maximum,
 // PyTorch's names and arguments (max over one dim with its index is ops/reduce.h).
 #pragma once
 #include "engine/tensor.h"
+#include "ops/scan.h"  // cumsum, which lived here
 
 namespace hg {
 
@@ -15,7 +16,5 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
 // log Σ exp(x) over dims, without overflow: m + log Σ exp(x − m), m the maximum (held fixed: its
 // terms cancel); the gradient is softmax(x) over dims.
 Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false, Site where = Site::current());
-// Running sums along dim: out[i] = Σ_{j ≤ i} x[j].
-Tensor cumsum(const Tensor& x, int64_t dim, Site where = Site::current());
 
 }  // namespace hg

@@ -137,12 +137,26 @@ Tensor vector_norm(const Tensor& x, double ord, const Shape& dims, bool keepdim,
   if (std::isnan(ord)) fail(op, "ord is NaN; give a number or ±inf");
   const Tensor a = abs(x, where);
   if (std::isinf(ord)) return ord > 0 ? amax(a, dims, keepdim, where) : amin(a, dims, keepdim, where);
-  if (ord == 0) {
-    NoGradGuard ng;  // the count of nonzero entries: piecewise constant
-    return sum(ne(x, 0.0).to(x.dtype()), dims, keepdim);
+  if (ord == 0) {  // the count of nonzero entries: piecewise constant, so its gradient is 0 (PyTorch's)
+    Tensor count;
+    {
+      NoGradGuard constant;
+      count = sum(ne(x, 0.0).to(x.dtype()), dims, keepdim);
+    }
+    // + Σ of nothing taken from x: the count joins x's graph with a zero gradient, and no inf · 0
+    const Tensor nothing = hg::where(zeros(x.shape(), DType::b8, x.device()), a, zeros({}, x.dtype(), x.device()), where);
+    return add(count, sum(nothing, dims, keepdim, where), where);
   }
   if (ord == 1) return sum(a, dims, keepdim, where);
-  const Tensor s = sum(ord == 2 ? mul(x, x, where) : pow(a, ord, where), dims, keepdim, where);
+  // |x|^p for 0 < p < 1 has an infinite slope at 0, times abs's 0 there: the term reads a 1 in a
+  // zero's place and is 0 there, so the gradient at 0 is 0 (PyTorch's) rather than NaN.
+  const auto power = [&] {
+    if (ord == 2) return mul(x, x, where);
+    if (ord > 1 || ord < 0) return pow(a, ord, where);
+    const Tensor at_zero = eq(x, 0.0), one = ones({}, x.dtype(), x.device());
+    return hg::where(at_zero, zeros({}, x.dtype(), x.device()), pow(hg::where(at_zero, one, a, where), ord, where), where);
+  };
+  const Tensor s = sum(power(), dims, keepdim, where);
   const Tensor zero = eq(s, 0.0), one = ones({}, x.dtype(), x.device());
   const Tensor root = pow(hg::where(zero, one, s, where), 1.0 / ord, where);
   return hg::where(zero, zeros({}, x.dtype(), x.device()), root, where);

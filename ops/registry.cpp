@@ -10,7 +10,7 @@ const std::vector<const OpDef*>& op_registry() {
   static const std::vector<const OpDef*> ops = [] {
     std::vector<const OpDef*> all;
     for (std::span<const OpDef* const> file :
-         {view_defs(), elementwise_ops(), gelu_ops(), elementwise_math_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), normalization_ops(), extrema_ops(), power_ops(), matmul_ops(), softmax_ops(), attention_ops(),
+         {view_defs(), elementwise_ops(), gelu_ops(), elementwise_math_ops(), pointwise_ops(), scan_ops(), broadcast_ops(), reduce_ops(), statistics_ops(), normalization_ops(), extrema_ops(), power_ops(), matmul_ops(), softmax_ops(), attention_ops(),
           indexing_ops(), embedding_ops(), loss_ops(), positional_ops(), attention_qkv_ops(), gradient_defs(), forward_defs()})
       all.insert(all.end(), file.begin(), file.end());
     return all;
@@ -54,7 +54,6 @@ std::string registry_markdown() {
 
 std::span<const ComposedOp> composed_ops() {
   static const ComposedOp ops[] = {
-      {"remainder", "div, floor (its gradient 0), mul, sub: da = g, db = −floor(a/b) g", "ops/division.cpp"},
       {"vector_norm", "abs, pow or mul, sum, where (a 1 under the root where the sum is 0: gradient 0 there), pow; amax for inf", "ops/linalg.cpp"},
       {"prod", "mul of halves in a tree (log₂ n muls: Π of the others by the chain rule, zeros included)", "ops/composed.cpp"},
       {"unfold", "index_select of every window's positions, unflatten, movedim", "ops/composed.cpp"},
@@ -64,6 +63,8 @@ std::span<const ComposedOp> composed_ops() {
       {"scatter", "index_select of src, embedding's backward (places the last write to each), where", "ops/gather.cpp"},
       {"std", "var, sqrt", "ops/statistics.cpp"},
       {"amin", "neg, amax, neg", "ops/extrema.cpp"},
+      {"sort", "gather at the sorting positions (found on the CPU): the gradient goes back where each value came from", "ops/sort.cpp"},
+      {"topk", "sort, narrow", "ops/sort.cpp"},
       {"min", "neg, max (one dim), neg: the gradient to the first minimum", "ops/extrema.cpp"},
       {"logsumexp", "sub (the maximum, held fixed), exp, sum, log, add", "ops/extrema.cpp"},
       {"index_select", "permute, reshape, embedding (its backward adds each row back where it came from)", "ops/rearrange.cpp"},

@@ -25,6 +25,8 @@ const std::vector<const OpDef*>& op_registry();
 std::span<const OpDef* const> elementwise_ops();  // ops/elementwise.cpp
 std::span<const OpDef* const> gelu_ops();         // ops/gelu.cpp
 std::span<const OpDef* const> elementwise_math_ops();  // ops/elementwise_math.cpp
+std::span<const OpDef* const> pointwise_ops();         // ops/pointwise.cpp
+std::span<const OpDef* const> scan_ops();              // ops/scan.cpp
 std::span<const OpDef* const> broadcast_ops();    // ops/broadcast.cpp
 std::span<const OpDef* const> reduce_ops();       // ops/reduce.cpp
 std::span<const OpDef* const> statistics_ops();   // ops/statistics.cpp

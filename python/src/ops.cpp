@@ -94,13 +94,25 @@ void bind_ops(nb::module_& m) {
       {"silu", &hg::silu},   {"log1p", &hg::log1p},   {"expm1", &hg::expm1},   {"log2", &hg::log2},
       {"exp2", &hg::exp2},   {"reciprocal", &hg::reciprocal}, {"rsqrt", &hg::rsqrt}, {"square", &hg::square},
       {"abs", &hg::abs},     {"sign", &hg::sign},     {"floor", &hg::floor},   {"ceil", &hg::ceil},
-      {"round", &hg::round}, {"trunc", &hg::trunc}};
+      {"round", &hg::round}, {"trunc", &hg::trunc},   {"log10", &hg::log10},   {"erf", &hg::erf},
+      {"erfc", &hg::erfc},   {"erfinv", &hg::erfinv}};
   for (const auto& [name, fn] : math) {
     auto call = [fn = fn](const Tensor& x) { return fn(x, hg::Site::current()); };
     tensor.def(name, call);
     m.def(name, call, nb::arg("input"));
   }
   tensor.def("__abs__", [](const Tensor& x) { return hg::abs(x); });
+
+  // The pointwise functions of two tensors (ops/pointwise.cpp); python/handgrad/_pointwise.py gives
+  // them PyTorch's forms (a number on either side where PyTorch takes one, and the methods).
+  using Binary = Tensor (*)(const Tensor&, const Tensor&, hg::Site);
+  const std::pair<const char*, Binary> pointwise[] = {
+      {"_atan2", &hg::atan2}, {"_fmod", &hg::fmod}, {"_xlogy", &hg::xlogy}, {"_copysign", &hg::copysign},
+      {"_fmax", &hg::fmax},   {"_fmin", &hg::fmin}, {"_logaddexp", &hg::logaddexp}, {"_logaddexp2", &hg::logaddexp2},
+      {"_hypot", &hg::hypot}};
+  for (const auto& [name, fn] : pointwise)
+    m.def(name, [fn = fn](const Tensor& a, const Tensor& b) { return fn(a, b, hg::Site::current()); }, nb::arg("input"),
+          nb::arg("other"));
 
   m.def("matmul", [](const Tensor& a, const Tensor& b) { return hg::matmul(a, b); }, release_gil());
   m.def("where", [](const Tensor& cond, const Tensor& a, const Tensor& b) { return hg::where(cond, a, b); },

@@ -1,6 +1,8 @@
 // python/src/rearrange.cpp — the spread (var, std), the extrema (amax ... cumsum) and the
 // rearranging ops (ops/statistics.h, ops/extrema.h, ops/rearrange.h) as plain calls; python/handgrad/_rearrange.py reads PyTorch's argument forms
 // (a dim or a tuple of dims, `unbiased` or `correction`, varargs) and calls these.
+#include <nanobind/stl/pair.h>
+
 #include "bind.h"
 
 namespace hgpy {
@@ -17,6 +19,15 @@ void bind_rearrange(nb::module_& m) {
   m.def("_argmin", [](const Tensor& x, int64_t dim, bool keepdim) { return hg::argmin(x, dim, keepdim); });
   m.def("_logsumexp", [](const Tensor& x, const Shape& dims, bool keepdim) { return hg::logsumexp(x, dims, keepdim); });
   m.def("_cumsum", [](const Tensor& x, int64_t dim) { return hg::cumsum(x, dim); });
+  m.def("_cumprod", [](const Tensor& x, int64_t dim) { return hg::cumprod(x, dim); });
+  m.def("_sort", [](const Tensor& x, int64_t dim, bool descending) {
+    hg::SortResult r = hg::sort(x, dim, descending);
+    return std::make_pair(r.values, r.indices);
+  });
+  m.def("_topk", [](const Tensor& x, int64_t k, int64_t dim, bool largest) {
+    hg::SortResult r = hg::topk(x, k, dim, largest);
+    return std::make_pair(r.values, r.indices);
+  });
   m.def("_stack", [](const std::vector<Tensor>& xs, int64_t dim) { return hg::stack(xs, dim); });
   m.def("_repeat", [](const Tensor& x, const Shape& r) { return hg::repeat(x, r); });
   m.def("_tile", [](const Tensor& x, const Shape& r) { return hg::tile(x, r); });

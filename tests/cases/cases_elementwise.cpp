@@ -56,6 +56,8 @@ void add_elementwise_cases(std::vector<GradcheckCase>& out, Generator& gen) {
       {"expm1", &hg::expm1, "(3, 4)", 0, 0},      {"log2", &hg::log2, "(3, 4) in (0.5, 2)", 0.5, 2},
       {"exp2", &hg::exp2, "(3, 4)", 0, 0},        {"reciprocal", &hg::reciprocal, "(3, 4) in (0.5, 2)", 0.5, 2},
       {"rsqrt", &hg::rsqrt, "(3, 4) in (0.5, 2)", 0.5, 2}, {"square", &hg::square, "(3, 4)", 0, 0},
+      {"log10", &hg::log10, "(3, 4) in (0.5, 2)", 0.5, 2}, {"erf", &hg::erf, "(3, 4)", 0, 0},
+      {"erfc", &hg::erfc, "(3, 4)", 0, 0},        {"erfinv", &hg::erfinv, "(3, 4) in (−0.9, 0.9)", -0.9, 0.9},
   };
   for (const auto& m : math) {
     Fn fn = m.fn;
@@ -69,6 +71,27 @@ void add_elementwise_cases(std::vector<GradcheckCase>& out, Generator& gen) {
                           std::pair{"ceil", Fn{&hg::ceil}}, std::pair{"round", Fn{&hg::round}}, std::pair{"trunc", Fn{&hg::trunc}}})
     out.push_back({name, "(3, 4) away from its jumps", [fn](const V& x) { return fn(x[0], Site::current()); },
                    {tensor(off_jumps, {3, 4}, DType::f64).requires_grad_()}});
+
+  // ops/pointwise.cpp: each binary function, broadcast, on inputs away from its jumps and kinks
+  using Binary = Tensor (*)(const Tensor&, const Tensor&, Site);
+  const auto binary = [&](const char* name, Binary fn, const char* where, Tensor a, Tensor b) {
+    out.push_back({name, where, [fn](const V& x) { return fn(x[0], x[1], Site::current()); },
+                   {a.requires_grad_(), b.requires_grad_()}});
+  };
+  // a / b at least 0.03 from a whole number, so the quotient's jumps are out of the differences' reach
+  const Tensor dividend = tensor({-2.3, 1.7, 0.45, -0.8, 3.1, -1.35}, {2, 3}, DType::f64);
+  const Tensor divisor = tensor({0.7, -1.1, 0.3}, {3}, DType::f64);
+  binary("atan2", &hg::atan2, "broadcast (3, 4) and (4,)", randn({3, 4}, gen, DType::f64), randn({4}, gen, DType::f64));
+  binary("fmod", &hg::fmod, "broadcast (2, 3) and (3,), signs mixed", dividend.clone(), divisor.clone());
+  binary("remainder", &hg::float_remainder, "broadcast (2, 3) and (3,), signs mixed", dividend.clone(), divisor.clone());
+  binary("floor_divide", &hg::float_floor_divide, "broadcast (2, 3) and (3,): zero gradient", dividend.clone(), divisor.clone());
+  binary("xlogy", &hg::xlogy, "broadcast (3, 4) and (4,), y > 0", randn({3, 4}, gen, DType::f64), rand({4}, gen, DType::f64, 0.5, 2));
+  binary("copysign", &hg::copysign, "(2, 3), both away from 0", dividend.clone(), tensor({1.5, -0.4, -2.0, 0.7, 0.9, -1.1}, {2, 3}, DType::f64));
+  binary("fmax", &hg::fmax, "broadcast (3, 4) and (4,)", randn({3, 4}, gen, DType::f64), randn({4}, gen, DType::f64));
+  binary("fmin", &hg::fmin, "broadcast (3, 4) and (4,)", randn({3, 4}, gen, DType::f64), randn({4}, gen, DType::f64));
+  binary("logaddexp", &hg::logaddexp, "broadcast (3, 4) and (3, 1)", randn({3, 4}, gen, DType::f64), randn({3, 1}, gen, DType::f64));
+  binary("logaddexp2", &hg::logaddexp2, "broadcast (3, 4) and (4,)", randn({3, 4}, gen, DType::f64), randn({4}, gen, DType::f64));
+  binary("hypot", &hg::hypot, "broadcast (3, 4) and (4,)", randn({3, 4}, gen, DType::f64), randn({4}, gen, DType::f64));
 }
 
 }  // namespace hg::cases

@@ -20,6 +20,17 @@ void add_rearrange_cases(std::vector<GradcheckCase>& out, Generator& gen) {
   out.push_back({"logsumexp", "dims {0, 1}, keepdim", [](const V& x) { return logsumexp(x[0], {0, 1}, true); }, {leaf({2, 3, 2}, gen)}});
   out.push_back({"cumsum", "dim 1", [](const V& x) { return cumsum(x[0], 1); }, {leaf({3, 4}, gen)}});
   out.push_back({"cumsum", "dim 0 of (4, 2, 3)", [](const V& x) { return cumsum(x[0], 0); }, {leaf({4, 2, 3}, gen)}});
+  out.push_back({"cumprod", "dim 1", [](const V& x) { return cumprod(x[0], 1); }, {leaf({3, 4}, gen)}});
+  out.push_back({"cumprod", "dim 0 of (4, 2, 3)", [](const V& x) { return cumprod(x[0], 0); }, {leaf({4, 2, 3}, gen)}});
+  out.push_back({"sort", "dim 1, descending", [](const V& x) { return sort(x[0], 1, true).values; }, {leaf({3, 5}, gen)}});
+  out.push_back({"sort", "dim 0 of a transposed (4, 3)", [](const V& x) { return sort(x[0].transpose(0, 1), 0).values; }, {leaf({4, 3}, gen)}});
+  out.push_back({"topk", "3 largest along dim 1", [](const V& x) { return topk(x[0], 3, 1).values; }, {leaf({2, 6}, gen)}});
+  out.push_back({"topk", "2 smallest along dim 0", [](const V& x) { return topk(x[0], 2, 0, false).values; }, {leaf({5, 3}, gen)}});
+  // rows with one zero (first, middle, last), two and three: the 0/0 that rev(g ∘ out) / x meets
+  out.push_back({"cumprod", "dim 1, rows with zeros", [](const V& x) { return cumprod(x[0], 1); },
+                 {tensor({0.5, 0.0, 1.5, -2.0, 0.0, 1.2, 0.7, 0.9, 1.1, -0.8, 0.0, 0.0, 1.3, 0.6, -1.4, 0.0, 0.0, 2.0, 0.0, 0.4,
+                          0.0, 0.0, 0.8, 0.0},
+                         {6, 4}, DType::f64).requires_grad_()}});
   out.push_back({"index_select", "dim 1, repeated index", [i64](const V& x) { return index_select(x[0], 1, i64({2, 0, 2, 1})); },
                  {leaf({2, 3, 2}, gen)}});
   out.push_back({"masked_select", "(2, 3) by a (3,) mask", [](const V& x) {
