@@ -102,7 +102,9 @@ def test_activations_at_the_kinks_and_far_out():
     assert x.grad.tolist() == [0.0, 0.0, 1.0, 0.0]
     x.grad = None
     F.elu(x, alpha=2.0).sum().backward()
-    assert x.grad.tolist() == [2.0 * np.exp(-1.0), 2.0, 1.0, 1.0]  # α eˣ at x ≤ 0, as PyTorch's
+    # α eˣ at x ≤ 0, as PyTorch's; e⁻¹ within a few ulps (NumPy's exp differs from the C library's by
+    # an ulp on some CPUs: CONTRIBUTING.md, "Tests that hold on every CPU")
+    np.testing.assert_array_max_ulp(x.grad.numpy(), np.array([2.0 * np.exp(-1.0), 2.0, 1.0, 1.0]), maxulp=4)
     for fn, at_zero in ((F.selu, SELU_SCALE * SELU_ALPHA), (F.celu, 1.0), (F.leaky_relu, 0.01), (F.softsign, 1.0)):
         x.grad = None
         fn(x).sum().backward()
