@@ -115,7 +115,7 @@ __device__ T math_value(int code, T v) {
     case kRsqrt: return static_cast<T>(1 / sqrt(x));
     case kSquare: return v * v;
     case kAbs: return static_cast<T>(fabs(x));
-    case kSign: return v > T(0) ? T(1) : v < T(0) ? T(-1) : v;
+    case kSign: return v > T(0) ? T(1) : v < T(0) ? T(-1) : v == v ? v : T(0);  // NaN gives 0, as the CPU's
     case kFloor: return static_cast<T>(floor(x));
     case kCeil: return static_cast<T>(ceil(x));
     case kRound: return static_cast<T>(rint(x));  // half to even
@@ -135,7 +135,7 @@ __device__ T unary_value(int code, T v, double s) {
     case kExp: return dexp(v);
     case kLog: return dlog(v);
     case kSqrt: return dsqrt(v);
-    case kRelu: return v > T(0) ? v : T(0);
+    case kRelu: return v > T(0) || v != v ? v : T(0);  // NaN stays, as the CPU's
     case kTanh: return dtanh(v);
     case kGelu: {  // x Φ(x), Φ(x) = (1 + erf(x / √2)) / 2, in double
       const double x = static_cast<double>(v);

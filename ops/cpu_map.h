@@ -66,12 +66,24 @@ Tensor cpu_map2(const char* op, const Tensor& a, const Tensor& b, F f, cpu::Bina
 
 // A unary op's forward, shared by ops/elementwise.cpp and ops/elementwise_math.cpp:
 // out = f(x), the op `def`: the CPU loop, or on a CUDA tensor the kernel `kind` with `scalar`.
+// An int64 or bool x meets a float function as float32, PyTorch's promotion (it carries no gradient).
 template <typename F>
 Tensor unary_map(const OpDef& def, cuda::UnaryCode kind, double scalar, const Tensor& x, F f) {
   const char* op = def.c_str();
+  if (x.defined() && !is_floating(x.dtype())) return unary_map(def, kind, scalar, x.to(DType::f32), f);
   return on_device(op, {x}, [&] {
     return dispatch_float(x.dtype(), op, [&]<typename T>() { return cpu_map1<T>(x.detach(), [&](T v) { return static_cast<T>(f(v)); }); });
   }, HG_CUDA(cuda::unary(kind, x.detach(), scalar)));
+}
+
+// The unary ops that keep an integer an integer (abs, sign, square, relu, the roundings), on an
+// int64 x, or a bool x read as int64: out = f(x) exactly, f: int64 → int64, on the CPU (a CUDA
+// tensor goes through the host). Nothing is recorded: an integer carries no gradient.
+template <typename F>
+Tensor integer_map(const Tensor& x, F f) {
+  const Tensor xi = x.dtype() == DType::b8 ? x.to(DType::i64) : x;
+  if (xi.device() != Device::cpu) return integer_map(xi.to(Device::cpu), f).to(x.device());
+  return cpu_map1<int64_t>(xi, f);
 }
 
 // A binary op's forward (or a fused backward's pass), shared by ops/elementwise.cpp and ops/gelu.cpp:

@@ -266,7 +266,8 @@ constexpr auto relu_step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(
 
 // out = max(x, 0)  =>  dx = g * [x > 0]; the step [x > 0] is piecewise constant: its own derivative is 0.
 Tensor relu(const Tensor& x, Site where) {
-  Tensor out = unary_map(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  if (x.defined() && !is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v > 0 ? v : int64_t{0}; });
+  Tensor out = unary_map(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 || v != v ? v : decltype(v)(0); });  // NaN stays
   if (should_record({x}))
     record(kRelu, {x}, {out}, {save(ReluSaved::x, x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
       const Tensor& xs = s[ReluSaved::x];

@@ -207,6 +207,7 @@ Tensor rsqrt(const Tensor& x, Site where) {
 constexpr OpDef kSquare{.name = "square", .saves = {{"square input x", "f' = 2x"}},
                         .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = 2x ẋ"};
 Tensor square(const Tensor& x, Site where) {
+  if (!is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(v)); });
   const Tensor out = unary_map(kSquare, cuda::kSquare, 0, x, [](auto v) { return v * v; });
   return with_derivative(kSquare, Keep::input, x, out, [](const Tensor& in) { return mul(in, 2.0); }, where);
 }
@@ -217,43 +218,50 @@ Tensor square(const Tensor& x, Site where) {
 constexpr OpDef kAbs{.name = "abs", .saves = {{"abs input x", "f' = sign x (0 at 0)"}},
                      .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = sign(x) ẋ"};
 Tensor abs(const Tensor& x, Site where) {
+  if (!is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(v)) : v; });
   const Tensor out = unary_map(kAbs, cuda::kAbs, 0, x, [](auto v) { return std::abs(v); });
   return with_derivative(kAbs, Keep::input, x, out, [](const Tensor& in) { return sign(in); }, where);
 }
 namespace {
 constexpr auto signum = [](auto v) {
   using T = decltype(v);
-  return v > T(0) ? T(1) : v < T(0) ? T(-1) : v;  // ±0 and NaN stay themselves
+  return v > T(0) ? T(1) : v < T(0) ? T(-1) : v == v ? v : T(0);  // ±0 stay themselves; NaN gives 0, as PyTorch's
 };
 Tensor no_derivative(const Tensor&) { return Tensor(); }  // never called: Keep::nothing passes zeros
 }  // namespace
 constexpr OpDef kSign{.name = "sign", .saves_nothing = "piecewise constant: a zero gradient",
                       .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = 0"};
 Tensor sign(const Tensor& x, Site where) {
+  if (x.dtype() == DType::b8) return x.clone(where);  // a bool's sign is itself, as PyTorch's
+  if (!is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return static_cast<int64_t>((v > 0) - (v < 0)); });
   const Tensor out = unary_map(kSign, cuda::kSign, 0, x, signum);
   return with_derivative(kSign, Keep::nothing, x, out, no_derivative, where);
 }
 constexpr OpDef kFloor{.name = "floor", .saves_nothing = "piecewise constant: a zero gradient",
                        .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = 0"};
 Tensor floor(const Tensor& x, Site where) {
+  if (!is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v; });
   const Tensor out = unary_map(kFloor, cuda::kFloor, 0, x, [](auto v) { return std::floor(v); });
   return with_derivative(kFloor, Keep::nothing, x, out, no_derivative, where);
 }
 constexpr OpDef kCeil{.name = "ceil", .saves_nothing = "piecewise constant: a zero gradient",
                       .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = 0"};
 Tensor ceil(const Tensor& x, Site where) {
+  if (!is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v; });
   const Tensor out = unary_map(kCeil, cuda::kCeil, 0, x, [](auto v) { return std::ceil(v); });
   return with_derivative(kCeil, Keep::nothing, x, out, no_derivative, where);
 }
 constexpr OpDef kRound{.name = "round", .saves_nothing = "piecewise constant: a zero gradient",
                        .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = 0"};
 Tensor round(const Tensor& x, Site where) {  // half to even
+  if (!is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v; });
   const Tensor out = unary_map(kRound, cuda::kRound, 0, x, [](auto v) { return std::nearbyint(v); });
   return with_derivative(kRound, Keep::nothing, x, out, no_derivative, where);
 }
 constexpr OpDef kTrunc{.name = "trunc", .saves_nothing = "piecewise constant: a zero gradient",
                        .derivation = "ops/elementwise_math.cpp", .tangent = "ȯ = 0"};
 Tensor trunc(const Tensor& x, Site where) {
+  if (!is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v; });
   const Tensor out = unary_map(kTrunc, cuda::kTrunc, 0, x, [](auto v) { return std::trunc(v); });
   return with_derivative(kTrunc, Keep::nothing, x, out, no_derivative, where);
 }

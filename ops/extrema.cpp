@@ -24,6 +24,7 @@
 #include "ops/compare.h"
 #include "ops/elementwise.h"
 #include "ops/indexing.h"
+#include "ops/integer.h"
 #include "ops/rearrange.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
@@ -60,6 +61,14 @@ void require_float(const char* op, const Tensor& x) {
     fail(op, "{} is not floating point; {} takes float32 or float64", x.describe(), op);
 }
 
+void require_defined(const char* op, const Tensor& x) {
+  if (!x.defined()) fail(op, "the input is undefined");
+}
+
+// The extrema of an int64 or bool tensor are exact in int64 (a bool's back in bool, as PyTorch).
+Tensor as_int64(const Tensor& x) { return x.dtype() == DType::b8 ? x.to(DType::i64) : x; }
+Tensor back_to(const Tensor& out, const Tensor& x) { return x.dtype() == DType::b8 ? out.to(DType::b8) : out; }
+
 }  // namespace
 
 constexpr OpDef kAmax{.name = "amax", .saves = {{"tie share", "[x = out] / (count of ties): where the gradient goes"}},
@@ -67,7 +76,7 @@ constexpr OpDef kAmax{.name = "amax", .saves = {{"tie share", "[x = out] / (coun
 struct AmaxSaved { static constexpr SavedSlot share = kAmax.slot("tie share"); };
 
 Tensor amax(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
-  require_float("amax", x);
+  require_defined("amax", x);
   Shape keep;
   const Shape ds = reduced_dims("amax", x, dims, keep);
   Tensor kept = x.detach();  // the maximum with keepdim, one dim at a time
@@ -93,20 +102,29 @@ Tensor amax(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   return out;
 }
 
+// x with its order reversed: −x for floats; for int64 (and bool) −1 − x, which, unlike −x, cannot
+// overflow (−INT64_MIN does), so the minima of integers are exact.
+Tensor flipped(const Tensor& x, Site where) {
+  if (is_floating(x.dtype())) return neg(x, where);
+  return integer_scalar("amin", IntArith::sub, as_int64(x), -1, true);  // −1 − x
+}
+
 Tensor amin(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
-  require_float("amin", x);
+  require_defined("amin", x);
+  if (!is_floating(x.dtype())) return back_to(flipped(amax(flipped(x, where), dims, keepdim, where), where), x);
   return neg(amax(neg(x, where), dims, keepdim, where), where);
 }
 
 Tensor min(const Tensor& x, int64_t dim, bool keepdim, Site where) {
-  require_float("min", x);
+  require_defined("min", x);
+  if (!is_floating(x.dtype())) return back_to(flipped(max(flipped(x, where), dim, keepdim, where), where), x);
   return neg(max(neg(x, where), dim, keepdim, where), where);
 }
 
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
-  require_float("argmin", x);
+  require_defined("argmin", x);
   NoGradGuard ng;
-  return argmax(neg(x.detach()), dim, keepdim);
+  return argmax(flipped(x.detach(), Site::current()), dim, keepdim);
 }
 
 Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim, Site where) {

@@ -197,9 +197,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
     fail("matmul", "{} @ {}: a 0-d operand has no matrix dimension; scale by a scalar with mul() instead",
          a.describe(), b.describe());
   check_same_dtype_device("matmul", a, b);
-  if (!is_floating(a.dtype()))
-    fail("matmul", "{} @ {}: dtype {} is not supported; this op needs float32 or float64 (convert with .to(DType::f64))",
-         a.describe(), b.describe(), dtype_name(a.dtype()));
+  if (a.dtype() == DType::b8)
+    fail("matmul", "{} @ {}: bool operands have no product; convert with .to(DType::i64) or a float", a.describe(),
+         b.describe());
   const bool a_vec = a.dim() == 1, b_vec = b.dim() == 1;
   Tensor A = a_vec ? a.detach().unsqueeze(0) : a.detach();   // (1, k) row
   Tensor B = b_vec ? b.detach().unsqueeze(-1) : b.detach();  // (k, 1) column
@@ -207,6 +207,13 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
     fail("matmul", "inner dimensions differ: a {} has {} columns but b {} has {} rows; the last dimension of a must "
          "equal the second-to-last of b (transpose an operand?)", shape_str(a.shape()), A.size(-1),
          shape_str(b.shape()), B.size(-2));
+  if (a.dtype() == DType::i64) {  // exact, wrapping as int64 does: Σ_k a_ik b_kj as integer products and sums
+    NoGradGuard integers;          // (n, k, m) at once: integer products are small next to float gemm's work
+    Tensor C = sum(mul(A.unsqueeze(-1), B.unsqueeze(-3)), {-2});
+    if (b_vec) C = C.squeeze(-1);
+    if (a_vec) C = C.squeeze(-2);
+    return C;
+  }
   const Shape ba(A.shape().begin(), A.shape().end() - 2), bb(B.shape().begin(), B.shape().end() - 2);
   Shape batch;
   try {

@@ -22,6 +22,7 @@
 // normalized dims with keepdim, so it broadcasts back over the slice.
 #include "ops/normalization.h"
 
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -59,7 +60,8 @@ Shape normalized_dims(const char* op, const Tensor& x, const Shape& normalized_s
            shape_str(normalized_shape), x.describe());
     check_same_dtype_device(op, x, *param);
   }
-  if (!(eps >= 0)) fail(op, "eps = {} must be a number ≥ 0 (it keeps the divisor away from zero)", eps);
+  // Any number, as PyTorch (a negative one may leave the root of a negative: NaN, as there); not NaN.
+  if (std::isnan(eps)) fail(op, "eps is NaN; give a number (it keeps the divisor away from zero)");
   Shape dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
   return dims;

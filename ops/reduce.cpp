@@ -57,12 +57,15 @@ Plan plan(const char* op, const Tensor& x, const Shape& dims, bool keepdim) {
   return p;
 }
 
-// The first position of a row's largest entry (the first of equal maxima).
+// The first position of a row's largest entry (the first of equal maxima); a NaN is larger than
+// every number (the first NaN wins), as PyTorch's max and argmax.
 template <typename T>
 int64_t first_max(const T* row, int64_t n) {
   int64_t best = 0;
-  for (int64_t j = 1; j < n; ++j)
+  for (int64_t j = 0; j < n; ++j) {
+    if (row[j] != row[j]) return j;
     if (row[j] > row[best]) best = j;
+  }
   return best;
 }
 
@@ -146,7 +149,7 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
     const Tensor rows = p.rows.contiguous();
     Tensor o = empty(p.out_shape, x.dtype());
     onehot_rows = zeros({p.nrows, p.ncols}, x.dtype());
-    dispatch_float(x.dtype(), "max", [&]<typename T>() {
+    dispatch_any(x.dtype(), [&]<typename T>() {  // int64 and bool too: a maximum is exact in any dtype
       const T* in = rows.data_ptr<const T>();
       T* op = o.data_ptr<T>();
       T* oh = onehot_rows.data_ptr<T>();
@@ -188,7 +191,7 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   return on_device("argmax", {x}, [&] {
     const Tensor rows = p.rows.contiguous();
     Tensor o = empty(p.out_shape, DType::i64);
-    dispatch_float(x.dtype(), "argmax", [&]<typename T>() {
+    dispatch_any(x.dtype(), [&]<typename T>() {
       const T* in = rows.data_ptr<const T>();
       int64_t* op = o.data_ptr<int64_t>();
       for (int64_t i = 0; i < p.nrows; ++i) op[i] = first_max(in + i * p.ncols, p.ncols);

@@ -35,7 +35,7 @@ namespace {
 enum class Running { sum, product };
 
 // out along dim d: out_i = out_{i−1} ⋄ x_i, ⋄ the sum or the product, on the CPU, in x's dtype
-// (float; int64 for the product, exactly). Nothing recorded.
+// (float, or int64 exactly, wrapping as int64 does). Nothing recorded.
 Tensor running(const char* op, Running kind, const Tensor& x, int64_t d) {
   NoGradGuard constant;
   Tensor rows = movedim(x.detach(), {d}, {-1}).contiguous().clone();  // dim last: each row a contiguous run
@@ -51,7 +51,7 @@ Tensor running(const char* op, Running kind, const Tensor& x, int64_t d) {
   return movedim(rows, {-1}, {d}).contiguous();
 }
 
-// The dim, wrapped, of a tensor the scans take (float, or int64 for cumprod), or an Error.
+// The dim, wrapped, of a tensor the scans take (float, or int64 where `integers`), or an Error.
 int64_t scan_dim(const char* op, const Tensor& x, int64_t dim, bool integers) {
   if (!x.defined()) fail(op, "the input is undefined");
   if (!is_floating(x.dtype()) && !(integers && x.dtype() == DType::i64))
@@ -68,7 +68,8 @@ constexpr OpDef kCumsum{.name = "cumsum", .saves_nothing = "the gradient is g's 
                         .derivation = "ops/scan.cpp", .cuda = false, .tangent = "ȯ = cumsum(ẋ)"};
 
 Tensor cumsum(const Tensor& x, int64_t dim, Site where) {
-  const int64_t d = scan_dim("cumsum", x, dim, false);
+  if (x.defined() && x.dtype() == DType::b8) return cumsum(x.to(DType::i64), dim, where);  // PyTorch's: a count
+  const int64_t d = scan_dim("cumsum", x, dim, true);
   if (x.device() != Device::cpu) return cumsum(x.to(Device::cpu, where), dim, where).to(x.device(), where);
   if (x.dim() == 0) return x.clone(where);
   const Tensor out = running("cumsum", Running::sum, x, d);
@@ -130,6 +131,7 @@ bool has_zero(const Tensor& x) {
 }  // namespace
 
 Tensor cumprod(const Tensor& x, int64_t dim, Site where) {
+  if (x.defined() && x.dtype() == DType::b8) return cumprod(x.to(DType::i64), dim, where);
   const int64_t d = scan_dim("cumprod", x, dim, true);
   if (x.device() != Device::cpu) return cumprod(x.to(Device::cpu, where), dim, where).to(x.device(), where);
   if (x.dim() == 0) return x.clone(where);

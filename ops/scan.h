@@ -4,10 +4,11 @@
 
 namespace hg {
 
-// Running sums along dim: out[i] = Σ_{j ≤ i} x[j] (float tensors).
+// Running sums along dim: out[i] = Σ_{j ≤ i} x[j] (float tensors, and int64 exactly; a bool tensor
+// counts, as int64).
 Tensor cumsum(const Tensor& x, int64_t dim, Site where = Site::current());
 // Running products along dim: out[i] = Π_{j ≤ i} x[j] (float tensors, and int64 exactly, wrapping
-// as int64 does); its gradient is exact where x has zeros too.
+// as int64 does; bool as int64); its gradient is exact where x has zeros too.
 Tensor cumprod(const Tensor& x, int64_t dim, Site where = Site::current());
 
 }  // namespace hg

@@ -56,7 +56,10 @@ Tensor sorting_positions(const Tensor& x, int64_t d, bool descending) {
 
 SortResult sort(const Tensor& x, int64_t dim, bool descending, Site where) {
   if (!x.defined()) fail("sort", "the input is undefined");
-  if (x.dtype() == DType::b8) fail("sort", "{} is boolean; convert it with .to(DType::i64) first", x.describe());
+  if (x.dtype() == DType::b8) {  // false before true, as PyTorch: ordered as int64, the values back in bool
+    const SortResult as_ints = sort(x.to(DType::i64), dim, descending, where);
+    return {as_ints.values.to(DType::b8), as_ints.indices};
+  }
   if (x.dim() == 0) {
     wrap_dim("sort", dim, x.shape());
     return {x.clone(where), zeros({}, DType::i64, x.device())};

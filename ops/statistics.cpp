@@ -9,7 +9,11 @@
 // The backward saves x and recomputes x − μ from it with recorded ops, so the gradient can be
 // differentiated again. std = √var is the chain rule through sqrt: dx = g / (2 std) · dvar/dx.
 // Where N − c ≤ 0 the scale 1/(N − c) is inf, as PyTorch's: the variance is inf or NaN (0 · inf),
-// and so is its gradient.
+// and so is its gradient. Over no entries at all (N = 0) it is NaN, as PyTorch's (the sum of
+// nothing times NaN: still on x's graph, with an empty gradient).
+// Where the variance is 0, √'s slope 1/(2 std) is infinite and std's gradient would be 0 · ∞ = NaN;
+// PyTorch gives 0 there (the subgradient), and so does std: √ reads a 1 in a zero variance's place
+// and the result takes 0 there, so no ∞ · 0 is formed.
 #include "ops/statistics.h"
 
 #include <limits>
@@ -17,7 +21,9 @@
 #include "engine/dims.h"
 #include "engine/error.h"
 #include "engine/tape.h"
+#include "ops/compare.h"
 #include "ops/elementwise.h"
+#include "ops/indexing.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
 
@@ -36,7 +42,7 @@ Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim, 
     for (int64_t d = 0; d < x.dim(); ++d) ds.push_back(d);
   int64_t n = 1;
   for (int64_t d : ds) n *= x.dim() == 0 ? 1 : x.size(d);
-  if (n == 0) fail("var", "the variance over an empty dimension of {} is undefined", x.describe());
+  if (n == 0) return mul(sum(x, ds, keepdim, where), std::numeric_limits<double>::quiet_NaN(), where);
   const double denom = static_cast<double>(n) - correction;
   const double scale = denom > 0 ? 1.0 / denom : std::numeric_limits<double>::infinity();
   Shape keep = x.shape();  // the output's shape with keepdim, for broadcasting g back
@@ -63,7 +69,9 @@ Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim, 
 }
 
 Tensor std(const Tensor& x, const Shape& dims, double correction, bool keepdim, Site where) {
-  return sqrt(var(x, dims, correction, keepdim, where), where);
+  const Tensor v = var(x, dims, correction, keepdim, where);
+  const Tensor zero = eq(v, 0.0), nothing = zeros({}, v.dtype(), v.device());
+  return hg::where(zero, nothing, sqrt(hg::where(zero, ones({}, v.dtype(), v.device()), v, where), where), where);
 }
 
 std::span<const OpDef* const> statistics_ops() {

@@ -28,6 +28,13 @@ def _pair(op, input, other):
     return input, other
 
 
+def _floating(v):
+    """Whether an operand makes a division floating-point: a float tensor or a Python float."""
+    if isinstance(v, Tensor):
+        return v.dtype in (_C.dtype.float32, _C.dtype.float64)
+    return isinstance(v, float)
+
+
 def add(input, other, *, alpha=1):
     """add(input, other, alpha=1): input + alpha · other."""
     input, other = _pair("add", input, other)
@@ -59,6 +66,8 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return input // other
     if rounding_mode == "trunc":
+        if _floating(input) or _floating(other):  # PyTorch's rule for floats: trunc(a / b), so inf / 2 is inf
+            return _C.trunc(input / other)
         q = input // other
         r = input % other
         # floor and trunc differ where the quotient is negative and not whole: add one back there

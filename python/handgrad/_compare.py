@@ -2,6 +2,7 @@
 methods and functions, a tensor or a number on the other side. The library does the work
 (ops/compare.h); a comparison's result is a bool tensor, with no gradient through it.
 """
+import builtins
 import numbers
 
 from . import _C
@@ -103,6 +104,10 @@ def clamp(input, min=None, max=None):  # noqa: A002 (PyTorch's names)
     for name, v in (("min", min), ("max", max)):
         if v is not None and not isinstance(v, Tensor) and (isinstance(v, bool) or not _is_number(v)):
             raise TypeError(f"clamp(): {name} must be a number or a handgrad Tensor, not {type(v).__name__}")
+    if builtins.any(v is not None and not isinstance(v, Tensor) and v != v for v in (min, max)):
+        # PyTorch's rule: a nan bound makes every entry nan (and no gradient reaches input)
+        nan = _C._full([], float(min if min is not None and min != min else max), input.dtype, input.device)
+        return _C.where(_C._isnan(nan), nan, input)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         def as_tensor(v):
             return v if v is None or isinstance(v, Tensor) else _C._full([], float(v), input.dtype, input.device)
@@ -136,9 +141,40 @@ def where(condition, input=None, other=None):
     return _C.where(condition, operand("input", input), operand("other", other))
 
 
+def masked_fill(input, mask, value):
+    """masked_fill(input, mask, value): value where the bool mask is true, input elsewhere (the two
+    broadcast, as torch's out-of-place form). value is a number or a 0-d tensor, cast to input's
+    dtype; a tensor value that requires grad gets the sum of the output's gradient over the filled
+    places, input the gradient elsewhere."""
+    _tensor("masked_fill", input)
+    if not isinstance(mask, Tensor) or mask.dtype != _C.dtype.bool:
+        what = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"masked_fill(): mask must be a bool tensor, not {what}; compare into one (x > 0)")
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise _C.Error(f"masked_fill(): value must be a number or a 0-d tensor, got a tensor of shape "
+                           f"{tuple(value.shape)}")
+        fill = value.to(input.dtype)
+        fill = fill if fill.device == input.device else fill.to(input.device)
+    elif _is_number(value):
+        if input.dtype in (_C.dtype.float32, _C.dtype.float64) and _fits(mask, input):
+            return _C.Tensor._masked_fill(input, mask, float(value))  # the library's op: same numbers, one pass
+        fill = _C._full([], float(value), input.dtype, input.device)
+    else:
+        raise TypeError(f"masked_fill(): value must be a number or a 0-d tensor, not {type(value).__name__}")
+    return _C.where(mask, fill, input)
+
+
+def _fits(mask, input):
+    """Whether mask broadcasts to input's shape without growing it."""
+    if mask.dim() > input.dim():
+        return False
+    return builtins.all(m in (1, n) for m, n in zip(reversed(tuple(mask.shape)), reversed(tuple(input.shape))))
+
+
 FUNCTIONS = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
              "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "any", "all",
-             "clamp", "clip"]
+             "clamp", "clip", "masked_fill"]
 
 
 def _operator(fn):
@@ -168,6 +204,8 @@ def _invert(self):
 
 def attach():
     """The same calls as Tensor methods (x.gt(0), m.any()) and operators (x > 0, m & n, ~m)."""
+    if not hasattr(Tensor, "_masked_fill"):  # the library's op (a number value) stays reachable
+        Tensor._masked_fill = Tensor.masked_fill
     for name in FUNCTIONS:
         setattr(Tensor, name, globals()[name])
     for dunder, fn in (("__eq__", eq), ("__ne__", ne), ("__lt__", lt), ("__le__", le), ("__gt__", gt), ("__ge__", ge)):

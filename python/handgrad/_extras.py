@@ -1,12 +1,12 @@
-"""PyTorch's smaller conveniences over the library's ops: matrix products (mm, bmm, dot, outer,
-einsum, tensordot), sorting (sort, argsort, topk), joins (hstack, vstack, ...), the new_* and *_as
-forms, and a few elementwise compositions. Each is written with recorded ops (or computes
-positions on the host and reads with gather), so its gradient is theirs; nothing here has a
-backward of its own.
+"""PyTorch's smaller conveniences over the library's ops: sorting (sort, argsort, topk), kron,
+trace, cross, cdist, the paired reductions (std_mean, var_mean, aminmax), closeness (isclose,
+allclose, equal), the new_* and *_as forms, the in-place forms and a few elementwise compositions.
+Each is written with recorded ops (or computes positions on the host and reads with gather), so
+its gradient is theirs; nothing here has a backward of its own. The products are
+_contractions.py's, the joins _joins.py's, the indexed writes _indexed.py's.
 """
 import math
 import numbers
-import string
 
 import numpy as np
 
@@ -25,15 +25,6 @@ def _tensor(op, x):
     return x
 
 
-def _tensors(op, xs):
-    """A sequence of tensors (or tensors given one by one), each checked."""
-    if len(xs) == 1 and isinstance(xs[0], (list, tuple)):
-        xs = tuple(xs[0])
-    if not xs:
-        raise TypeError(f"{op}(): give at least one tensor")
-    return tuple(_tensor(op, x) for x in xs)
-
-
 def _number(op, name, v):
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{op}(): {name} must be a number, not {type(v).__name__}")
@@ -44,116 +35,25 @@ def _error(message):
     return _C.Error(message)
 
 
-# ---------------------------------------------------------------- products
-
-def _batched_product(op, input, mat2, rank, what):
-    _tensor(op, input), _tensor(op, mat2)
-    if input.dim() != rank or mat2.dim() != rank:
-        raise _error(f"{op}(): expected {rank}-d {what}, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
-    return input @ mat2
-
-
-def mm(input, mat2):
-    """mm(a, b): the (n, m) × (m, p) matrix product; both must be 2-d."""
-    return _batched_product("mm", input, mat2, 2, "matrices")
-
-
-def bmm(input, mat2):
-    """bmm(a, b): (B, n, m) × (B, m, p) batch by batch; both must be 3-d."""
-    return _batched_product("bmm", input, mat2, 3, "batches")
-
-
-def dot(input, other):
-    """dot(a, b): Σ a_i b_i of two 1-d tensors."""
-    _tensor("dot", input), _tensor("dot", other)
-    if input.dim() != 1 or other.dim() != 1:
-        raise _error(f"dot(): expected 1-d tensors, got shapes {tuple(input.shape)} and {tuple(other.shape)}")
-    return (input * other).sum()
-
-
-def outer(input, vec2):
-    """outer(a, b): a_i b_j, (n, m) from 1-d tensors."""
-    return _tensor("outer", input).reshape(-1, 1) * _tensor("outer", vec2).reshape(1, -1)
-
-
-def tensordot(a, b, dims=2):
-    """tensordot(a, b, dims): contracts a's last dims with b's first (an int) or the listed pairs."""
-    _tensor("tensordot", a), _tensor("tensordot", b)
-    if isinstance(dims, int):
-        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
-    else:
-        da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
-    da, db = [d % a.dim() for d in da], [d % b.dim() for d in db]
-    keep_a = [d for d in range(a.dim()) if d not in da]
-    keep_b = [d for d in range(b.dim()) if d not in db]
-    k = math.prod(a.shape[d] for d in da)
-    left = a.permute(*keep_a, *da).reshape(math.prod(a.shape[d] for d in keep_a), k)
-    right = b.permute(*db, *keep_b).reshape(k, math.prod(b.shape[d] for d in keep_b))
-    return (left @ right).reshape(*[a.shape[d] for d in keep_a], *[b.shape[d] for d in keep_b])
-
-
-def einsum(equation, *operands):  # noqa: C901
-    """einsum('ij,jk->ik', a, b): each operand's letters aligned on one set of axes (permute and
-    unsqueeze), multiplied with broadcasting, summed over the letters the output leaves out.
-    Repeated letters within one operand (a diagonal) and '...' are not supported."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    if not isinstance(equation, str):
-        raise TypeError(f"einsum(): the equation must be a str, not {type(equation).__name__}")
-    eq = equation.replace(" ", "")
-    if "..." in eq:
-        raise _error("einsum(): '...' is not supported; write the dims out")
-    lhs, arrow, rhs = eq.partition("->")
-    ins = lhs.split(",")
-    if len(ins) != len(operands):
-        raise ValueError(f"einsum(): {equation!r} names {len(ins)} operands, {len(operands)} given")
-    for term, t in zip(ins, operands):
-        _tensor("einsum", t)
-        if len(term) != t.dim() or not all(c in string.ascii_letters for c in term):
-            raise ValueError(f"einsum(): term {term!r} does not fit an operand of shape {tuple(t.shape)}")
-        if len(set(term)) != len(term):
-            raise _error(f"einsum(): a letter repeated within {term!r} (a diagonal) is not supported")
-    if not arrow:  # implicit output: the letters that appear once, in alphabetical order
-        counts = {c: lhs.count(c) for c in lhs if c != ","}
-        rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
-    letters = list(dict.fromkeys(rhs + "".join(ins)))
-    if any(c not in "".join(ins) for c in rhs):
-        raise ValueError(f"einsum(): the output {rhs!r} names a letter no operand has")
-    product = None
-    for term, t in zip(ins, operands):
-        order = [term.index(c) for c in letters if c in term]
-        aligned = t.permute(*order) if t.dim() > 1 else t
-        shape = [t.shape[term.index(c)] if c in term else 1 for c in letters]
-        aligned = aligned.reshape(*shape) if shape else aligned
-        product = aligned if product is None else product * aligned
-    summed = [i for i, c in enumerate(letters) if c not in rhs]
-    return product.sum(summed) if summed else product
-
-
 # ---------------------------------------------------------------- sorting (positions on the host, values by gather)
 
 _SortOut = __import__("collections").namedtuple("sort", ["values", "indices"])
 _TopkOut = __import__("collections").namedtuple("topk", ["values", "indices"])
 
 
-def _order(x, dim, descending):
-    a = x.detach().cpu().to(_C.dtype.float64).numpy() if x.dtype != _C.dtype.int64 else x.detach().cpu().numpy()
-    d = dim % max(x.dim(), 1)
-    idx = np.argsort(-a if descending else a, axis=d, kind="stable") if x.dim() else np.zeros((), np.int64)
-    if descending and a.dtype.kind == "f":  # NaN sorts as the largest, as PyTorch's
-        nan_first = np.argsort(~np.isnan(np.take_along_axis(a, idx, d)), axis=d, kind="stable")
-        idx = np.take_along_axis(idx, nan_first, d)
-    out = _hg().tensor(idx.astype(np.int64))
-    return (out.to(x.device) if x.device != "cpu" else out), d
+def _dim_arg(op, dim):
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}(): dim must be an int, not {dim!r}")
+    return int(dim)
 
 
 def sort(input, dim=-1, descending=False, stable=False):
-    """sort(x, dim=-1, descending=False) → (values, indices); ties keep their order (stable)."""
+    """sort(x, dim=-1, descending=False) → (values, indices), one op of the C++ library
+    (ops/sort.cpp): ties keep their order (stable), NaN sorts as the largest; values are
+    gather(x, dim, indices), so the gradient goes back where each value came from."""
     _tensor("sort", input)
-    if input.dim() == 0:
-        return _SortOut(input.clone(), _hg().zeros((), dtype=_C.dtype.int64))
-    idx, d = _order(input, dim, descending)
-    return _SortOut(_hg().gather(input, d, idx), idx)
+    values, indices = _C._sort(input, _dim_arg("sort", dim), bool(descending))
+    return _SortOut(values, indices)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -166,96 +66,13 @@ def msort(input):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 (torch's name)
-    """topk(x, k, dim=-1, largest=True) → (values, indices): the k largest (smallest) along dim."""
+    """topk(x, k, dim=-1, largest=True) → (values, indices): the k largest (smallest) along dim,
+    in sorted order (ops/sort.cpp: sort's first k)."""
     _tensor("topk", input)
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
-        raise TypeError(f"topk(): k and dim must be ints, got {k!r} and {dim!r}")
-    if input.dim() and not -input.dim() <= dim < input.dim():
-        raise IndexError(f"topk(): dim {dim} is out of range for a tensor of shape {tuple(input.shape)}")
-    n = input.shape[dim] if input.dim() else 1
-    if not 0 <= k <= n:
-        raise _error(f"topk(): k = {k} is out of range for dim {dim} of size {n}")
-    values, indices = sort(input, dim, descending=largest)
-    return _TopkOut(values.narrow(dim, 0, k), indices.narrow(dim, 0, k))
-
-
-# ---------------------------------------------------------------- joins and shapes
-
-def hstack(tensors):
-    ts = [atleast_1d(t) for t in _tensors("hstack", (tensors,))]
-    return _C.cat(ts, 0 if ts[0].dim() == 1 else 1)
-
-
-def vstack(tensors):
-    return _C.cat([atleast_2d(t) for t in _tensors("vstack", (tensors,))], 0)
-
-
-def dstack(tensors):
-    return _C.cat([atleast_3d(t) for t in _tensors("dstack", (tensors,))], 2)
-
-
-def column_stack(tensors):
-    return _C.cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in _tensors("column_stack", (tensors,))], 1)
-
-
-def atleast_1d(x):
-    _tensor("atleast_1d", x)
-    return x.reshape(1) if x.dim() == 0 else x
-
-
-def atleast_2d(x):
-    _tensor("atleast_2d", x)
-    return x.reshape(1, 1) if x.dim() == 0 else x.unsqueeze(0) if x.dim() == 1 else x
-
-
-def atleast_3d(x):
-    _tensor("atleast_3d", x)
-    if x.dim() == 0:
-        return x.reshape(1, 1, 1)
-    if x.dim() == 1:
-        return x.reshape(1, -1, 1)
-    return x.unsqueeze(-1) if x.dim() == 2 else x
-
-
-def broadcast_to(input, size):
-    return _tensor("broadcast_to", input).expand(*size)
-
-
-def unbind(input, dim=0):
-    """unbind(x, dim=0): the tuple of x's slices along dim (each a view)."""
-    _tensor("unbind", input)
-    return tuple(input.select(dim, i) for i in range(input.shape[dim]))
-
-
-def take_along_dim(input, indices, dim):
-    return _hg().gather(input, dim, indices)
-
-
-def meshgrid(*tensors, indexing="ij"):
-    """meshgrid(a, b, ..., indexing='ij' | 'xy'): each 1-d tensor expanded along the others."""
-    tensors = _tensors("meshgrid", tensors)
-    if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid(): indexing must be 'ij' or 'xy', not {indexing!r}")
-    ts = list(tensors)
-    swap = indexing == "xy" and len(ts) >= 2
-    if swap:
-        ts[0], ts[1] = ts[1], ts[0]
-    sizes = [t.numel() for t in ts]
-    grids = []
-    for i, t in enumerate(ts):
-        shape = [1] * len(ts)
-        shape[i] = -1
-        grids.append(t.reshape(*shape).expand(*sizes))
-    if swap:  # 'xy': the grids of (b, a, ...) in 'ij', handed back as (a, b, ...)
-        grids[0], grids[1] = grids[1], grids[0]
-    return tuple(grids)
-
-
-def cartesian_prod(*tensors):
-    grids = meshgrid(*_tensors("cartesian_prod", tensors), indexing="ij")
-    if len(grids) == 1:
-        return grids[0]
-    return _hg().stack([g.reshape(-1) for g in grids], 1)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"topk(): k must be an int, not {k!r}")
+    values, indices = _C._topk(input, int(k), _dim_arg("topk", dim), bool(largest))
+    return _TopkOut(values, indices)
 
 
 def kron(input, other):
@@ -286,10 +103,18 @@ def cross(input, other, dim=-1):
     return _hg().stack(c, dim if dim >= 0 else dim + input.dim())
 
 
-def cdist(x1, x2, p=2.0):
-    """cdist(a, b, p=2): the p-norm distance between every row of a (.., n, d) and of b (.., m, d)."""
-    diff = _tensor("cdist", x1).unsqueeze(-2) - _tensor("cdist", x2).unsqueeze(-3)
-    return _hg().linalg.vector_norm(diff, p, dim=-1)
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """cdist(a, b, p=2): the p-norm distance between every row of a (.., n, d) and of b (.., m, d).
+    Every compute_mode computes the differences themselves (never ‖a‖² + ‖b‖² − 2ab, torch's matrix
+    product form for large inputs), so each distance is exact to rounding, 0 between equal rows."""
+    _tensor("cdist", x1), _tensor("cdist", x2)
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"cdist(): {compute_mode!r} is not a compute_mode")
+    if x1.dim() < 2 or x2.dim() < 2 or x1.shape[-1] != x2.shape[-1] or _number("cdist", "p", p) < 0:
+        raise _error(f"cdist(): expected x1 (..., n, d) and x2 (..., m, d) with one d and p ≥ 0, got shapes "
+                     f"{tuple(x1.shape)} and {tuple(x2.shape)}, p = {p}")
+    return _hg().linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
 
 
 # ---------------------------------------------------------------- reductions and elementwise
@@ -298,18 +123,22 @@ _Pair = __import__("collections").namedtuple("aminmax", ["min", "max"])
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over dim, with std's arguments (std_mean(x, False) is the unbiased=False form)."""
     _tensor("std_mean", input)
     hg = _hg()
     return hg.std(input, dim, unbiased, keepdim, correction=correction), _mean(input, dim, keepdim)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over dim, with var's arguments (var_mean(x, False) is the unbiased=False form)."""
     _tensor("var_mean", input)
     hg = _hg()
     return hg.var(input, dim, unbiased, keepdim, correction=correction), _mean(input, dim, keepdim)
 
 
 def _mean(x, dim, keepdim):
+    if isinstance(dim, bool):  # var_mean(x, False): PyTorch's overload whose first argument is unbiased
+        dim = None
     return x.mean() if dim is None and not keepdim else x.mean(dim, keepdim)
 
 
@@ -321,19 +150,15 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def cumprod(input, dim, *, dtype=None):
-    """cumprod(x, dim): running products, one recorded mul per step along dim (the gradient is
-    the chain rule's, zeros included)."""
+    """cumprod(x, dim, dtype=None): running products along dim, one op of the C++ library
+    (ops/scan.cpp): its gradient is derived there, exact where x has zeros (bool input gives int64,
+    as PyTorch)."""
     _tensor("cumprod", input)
-    x = input.to(dtype) if dtype is not None else input
-    n = x.shape[dim] if x.dim() else 1
-    if x.dim() == 0 or n == 0:
-        return x.clone()
-    d = dim % x.dim()
-    run, parts = x.narrow(d, 0, 1), [x.narrow(d, 0, 1)]
-    for i in range(1, n):
-        run = run * x.narrow(d, i, 1)
-        parts.append(run)
-    return _C.cat(parts, d)
+    hg = _hg()
+    if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+        raise TypeError(f"cumprod(): dim must be an int, not {type(dim).__name__}")
+    x = input.to(dtype) if dtype is not None else input.to(hg.int64) if input.dtype == hg.bool else input
+    return _C._cumprod(x, int(dim))
 
 
 def count_nonzero(input, dim=None):
@@ -346,9 +171,10 @@ def nonzero(input, *, as_tuple=False):
     """nonzero(x): the (n, x.dim()) int64 positions of x's nonzero entries, row-major."""
     hg = _hg()
     pos = np.argwhere(_tensor("nonzero", input).detach().cpu().numpy() != 0).astype(np.int64)
-    if as_tuple:
-        return tuple(hg.tensor(pos[:, i].copy()).to(input.device) for i in range(input.dim()))
-    return hg.tensor(pos.reshape(-1, input.dim())).to(input.device)
+    if as_tuple:  # a 0-d input counts as 1-d here, as in PyTorch
+        return tuple(hg.tensor(pos[:, i].copy()).to(input.device) for i in range(input.dim())) if input.dim() else \
+            (hg.tensor(np.zeros(len(pos), np.int64)).to(input.device),)
+    return hg.tensor(pos).to(input.device)  # (n, x.dim()): (1, 0) or (0, 0) for a 0-d input
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -357,12 +183,15 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|a − b| ≤ atol + rtol |b|, elementwise (NaNs equal when equal_nan)."""
+    """|a − b| ≤ atol + rtol |b|, elementwise (NaNs equal when equal_nan). int64 and bool operands
+    are compared as numbers (False 0, True 1), as PyTorch's."""
     hg = _hg()
     _tensor("isclose", input), _tensor("isclose", other)
     rtol, atol = _number("isclose", "rtol", rtol), _number("isclose", "atol", atol)
     with hg.no_grad():
-        close = (input - other).abs() <= atol + rtol * (other.abs() if isinstance(other, Tensor) else abs(other))
+        if input.dtype == hg.bool and other.dtype == hg.bool:  # no arithmetic on bools: as the numbers 0 and 1
+            input, other = input.to(hg.int64), other.to(hg.int64)
+        close = (input - other).abs() <= atol + rtol * other.abs()
         close = close | (input == other)
         if equal_nan:
             close = close | (hg.isnan(input) & hg.isnan(other))
@@ -389,32 +218,22 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return hg.where(out == -math.inf, float(-big if neginf is None else neginf), out)
 
 
-def atan2(input, other):
-    """atan2(y, x): the angle of (x, y), in (−π, π]: atan(y/x) moved by ±π where x < 0."""
-    _tensor("atan2", input), _tensor("atan2", other)
-    hg = _hg()
-    half_turn = hg.where(input >= 0, hg.ones_like(input), -1.0) * math.pi
-    return hg.atan(input / other) + (other < 0) * half_turn
 
 
-def hypot(input, other):
-    _tensor("hypot", input), _tensor("hypot", other)
-    return (input * input + other * other).sqrt()
 
 
 def logit(input, eps=None):
+    """log(x / (1 − x)); with eps, x below eps reads eps and x above 1 − eps reads 1 − eps first,
+    in that order (torch's rule: for eps > 0.5 it is not clamp's), with no gradient there."""
     _tensor("logit", input)
-    eps = None if eps is None else _number("logit", "eps", eps)
-    x = input.clamp(eps, 1 - eps) if eps is not None else input
+    x = input if input.dtype in (_C.dtype.float32, _C.dtype.float64) else input.to(_C.dtype.float32)
+    if eps is not None:
+        low, high = _number("logit", "eps", eps), 1.0 - float(eps)
+        hg = _hg()
+        x = hg.where(x < low, low, hg.where(x > high, high, x))
     return (x / (1 - x)).log()
 
 
-def xlogy(input, other):
-    _tensor("xlogy", input), _tensor("xlogy", other)
-    """x · log y, 0 where x = 0 (whatever y is)."""
-    hg = _hg()
-    safe = hg.where(input == 0, 1.0, other)
-    return hg.where(input == 0, 0.0, input * safe.log())
 
 
 def sinc(input):
@@ -426,17 +245,6 @@ def sinc(input):
     return hg.where(zero, 1.0, hg.sin(safe) / safe)
 
 
-def fmod(input, other):
-    """fmod(a, b): a − trunc(a/b)·b, the dividend's sign (C's fmod)."""
-    _tensor("fmod", input)
-    if not isinstance(other, Tensor):
-        _number("fmod", "other", other)
-    hg = _hg()
-    if input.dtype == hg.int64 and (not isinstance(other, Tensor) or other.dtype == hg.int64):
-        r = input % other
-        fix = (r != 0) & ((input < 0) != (other < 0) if isinstance(other, Tensor) else (input < 0) != (other < 0))
-        return hg.where(fix, r - other, r)
-    return input - hg.trunc(input / other) * other
 
 
 def bernoulli(input, p=None, generator=None):
@@ -478,39 +286,6 @@ def _sizes(size):
     return size[0] if len(size) == 1 and isinstance(size[0], (list, tuple)) else size
 
 
-def index_fill(self, dim, index, value):
-    """x.index_fill(dim, index, value): a copy with the slices index names along dim set to value."""
-    hg = _hg()
-    _tensor("index_fill", self), _tensor("index_fill", index)
-    if not isinstance(value, Tensor):
-        value = _number("index_fill", "value", value)
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -max(self.dim(), 1) <= dim < max(self.dim(), 1):
-        raise IndexError(f"index_fill(): dim {dim!r} is not a dim of a tensor of shape {tuple(self.shape)}")
-    if self.dim() == 0:
-        raise _error("index_fill(): the tensor is 0-d; there is no dim to fill along")
-    mask_shape = [1] * self.dim()
-    mask_shape[dim] = self.shape[dim]
-    mask = hg.zeros(self.shape[dim], dtype=hg.bool)
-    mask[index] = True
-    return hg.where(mask.reshape(*mask_shape).to(self.device), float(value) if not isinstance(value, Tensor) else value, self)
-
-
-def index_add(self, dim, index, source, *, alpha=1):
-    """x.index_add(dim, index, source): a copy with source's slices added at the positions index
-    names along dim (repeated positions add up)."""
-    hg = _hg()
-    _tensor("index_add", self), _tensor("index_add", index), _tensor("index_add", source)
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -max(self.dim(), 1) <= dim < max(self.dim(), 1):
-        raise IndexError(f"index_add(): dim {dim!r} is not a dim of a tensor of shape {tuple(self.shape)}")
-    if self.dim() == 0 or source.dim() != self.dim() or index.dim() != 1 or index.numel() != source.shape[dim]:
-        raise _error(f"index_add(): index {tuple(index.shape)} and source {tuple(source.shape)} do not fit "
-                     f"{tuple(self.shape)} along dim {dim}: one index per slice of source, source as many dims")
-    d = dim % self.dim()
-    shape = list(source.shape)
-    idx = index.reshape(*[-1 if i == d else 1 for i in range(self.dim())]).expand(*shape)
-    return hg.scatter_add(self, d, idx, source * alpha if alpha != 1 else source)
-
-
 def attach():
     hg = _hg()
     T = Tensor
@@ -528,13 +303,9 @@ def attach():
     T.reshape_as = lambda self, other: self.reshape(*_tensor("reshape_as", other).shape)
     T.expand_as = lambda self, other: self.expand(*_tensor("expand_as", other).shape)
     T.nelement = lambda self: self.numel()
-    T.unbind = unbind
     T.swapaxes = T.swapdims = lambda self, a, b: self.transpose(a, b)
     T.clamp_min = lambda self, min: hg.clamp(self, min=min)  # noqa: A006
     T.clamp_max = lambda self, max: hg.clamp(self, max=max)  # noqa: A006
-    T.fmod = fmod
-    T.index_fill = index_fill
-    T.index_add = index_add
     T.sort = sort
     T.argsort = argsort
     T.msort = msort
@@ -543,20 +314,11 @@ def attach():
     T.count_nonzero = count_nonzero
     T.nonzero = nonzero
     T.nan_to_num = nan_to_num
-    T.atan2 = atan2
-    T.hypot = hypot
     T.logit = logit
-    T.xlogy = xlogy
     T.sinc = sinc
     T.allclose = allclose
     T.isclose = isclose
     T.equal = equal
-    T.broadcast_to = broadcast_to
-    T.take_along_dim = take_along_dim
-    T.outer = outer
-    T.dot = dot
-    T.mm = mm
-    T.bmm = bmm
     T.trace = trace
     T.cross = cross
     T.kron = kron
@@ -564,12 +326,9 @@ def attach():
     T.aminmax = aminmax
 
 
-FUNCTIONS = ["mm", "bmm", "dot", "outer", "tensordot", "einsum", "sort", "argsort", "msort", "topk", "hstack",
-             "vstack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "unbind",
-             "take_along_dim", "meshgrid", "cartesian_prod", "kron", "trace", "cross", "cdist", "std_mean",
-             "var_mean", "aminmax", "cumprod", "count_nonzero", "nonzero", "allclose", "isclose", "equal",
-             "nan_to_num", "atan2", "hypot", "logit", "xlogy", "sinc", "fmod", "bernoulli", "index_fill",
-             "index_add"]
+FUNCTIONS = ["sort", "argsort", "msort", "topk", "kron", "trace", "cross", "cdist", "std_mean", "var_mean", "aminmax",
+             "cumprod", "count_nonzero", "nonzero", "allclose", "isclose", "equal", "nan_to_num", "logit", "sinc",
+             "bernoulli"]
 
 
 # ---------------------------------------------------------------- in-place forms
@@ -588,6 +347,9 @@ def _inplace(name):
         out = getattr(self, name)(*args, **kwargs)
         if tuple(out.shape) != tuple(self.shape):
             raise _error(f"{name}_(): the result's shape {tuple(out.shape)} is not the tensor's {tuple(self.shape)}")
+        if out.requires_grad and not self.requires_grad:  # copy_ records nothing: the gradient would be lost
+            raise _error(f"{name}_(): an argument requires grad, and in-place writes are not recorded here, so its "
+                         f"gradient would be lost; write x = x.{name}(...) instead")
         self.copy_(out)
         return self
     op.__name__ = name + "_"

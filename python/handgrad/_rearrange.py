@@ -1,15 +1,16 @@
-"""var, std, the extrema (amax, amin, min, argmin, logsumexp, cumsum) and the rearranging ops with
-PyTorch's argument forms, as functions and Tensor methods.
+"""var, std, cumsum and the rearranging ops with PyTorch's argument forms, as functions and Tensor
+methods (the extrema amax, amin, min, argmin and logsumexp are _extrema.py's, attached here too).
 
 The library does the work (ops/statistics.h, ops/rearrange.h); this file only reads the forms
 PyTorch accepts — a dim or a tuple of dims, ``unbiased`` or ``correction``, ``x.flip(0, 1)`` or
 ``x.flip((0, 1))`` — and refuses anything else with a TypeError naming the op.
 """
-import collections
 import operator
 
 from . import _C
 from ._C import Tensor
+from ._extrema import amax, amin, argmin, logsumexp, min  # noqa: A004 (attached below with the rest)
+from ._indexed import repeat_interleave, scatter  # noqa: F401 (attached below with the rest)
 
 
 def _int(op, name, v):
@@ -71,45 +72,6 @@ def _bool(op, name, v):
     return v
 
 
-def amax(input, dim=(), keepdim=False):
-    """The largest entry over dim (every dim when empty); tied entries share the gradient evenly."""
-    _tensor("amax", input)
-    return _C._amax(input, [] if dim is None else _ints("amax", "dim", dim), _bool("amax", "keepdim", keepdim))
-
-
-def amin(input, dim=(), keepdim=False):
-    """The smallest entry over dim (every dim when empty); tied entries share the gradient evenly."""
-    _tensor("amin", input)
-    return _C._amin(input, [] if dim is None else _ints("amin", "dim", dim), _bool("amin", "keepdim", keepdim))
-
-
-_MinResult = collections.namedtuple("min", ["values", "indices"])
-
-
-def min(input, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)
-    """min() is the smallest entry; min(dim) is (values, indices), the first minimum, as torch.min."""
-    _tensor("min", input)
-    if dim is None:
-        return _C._amin(input, [], False)
-    d = _int("min", "dim", dim)
-    keepdim = _bool("min", "keepdim", keepdim)
-    return _MinResult(_C._min(input, d, keepdim), _C._argmin(input, d, keepdim))
-
-
-def argmin(input, dim=None, keepdim=False):
-    """The index of the first smallest entry along dim (of input flattened when dim is None)."""
-    _tensor("argmin", input)
-    if dim is None:
-        return _C._argmin(input.reshape(-1), 0, False)
-    return _C._argmin(input, _int("argmin", "dim", dim), _bool("argmin", "keepdim", keepdim))
-
-
-def logsumexp(input, dim, keepdim=False):
-    """log Σ exp(input) over dim, without overflow; its gradient is the softmax over dim."""
-    _tensor("logsumexp", input)
-    return _C._logsumexp(input, _ints("logsumexp", "dim", dim), _bool("logsumexp", "keepdim", keepdim))
-
-
 def cumsum(input, dim, dtype=None):
     """Running sums along dim."""
     _tensor("cumsum", input)
@@ -122,7 +84,19 @@ def index_select(input, dim, index):
     _tensor("index_select", input)
     if not isinstance(index, Tensor):
         raise TypeError(f"index_select(): index must be a handgrad int64 Tensor, not {type(index).__name__}")
-    return _C._index_select(input, _int("index_select", "dim", dim), index)
+    dim = _int("index_select", "dim", dim)
+    if input.dim() == 0:  # PyTorch's rule: one index (0) into the 0-d tensor gives it back, 0-d
+        _scalar_dim("index_select", dim)
+        if index.numel() != 1 or index.dim() > 1:
+            raise _C.Error(f"index_select(): the input is 0-d, so the index must hold exactly one value, got shape "
+                           f"{tuple(index.shape)}")
+        return _C._index_select(input.reshape(1), 0, index.reshape(1)).reshape(())
+    return _C._index_select(input, dim, index.reshape(1) if index.dim() == 0 else index)  # a 0-d index: one entry
+
+
+def _scalar_dim(op, dim):
+    if dim not in (0, -1):
+        raise IndexError(f"{op}(): dim {dim} is out of range for a 0-d tensor (accepted: -1 and 0)")
 
 
 def masked_select(input, mask):
@@ -133,11 +107,16 @@ def masked_select(input, mask):
     return _C._masked_select(input, mask)
 
 
-def flip(input, *dims):
-    """input with the order of each dim in dims reversed: flip(x, (0, 1)), x.flip(0, 1)."""
+def flip(input, *args, dims=None):
+    """input with the order of each dim in dims reversed: flip(x, (0, 1)), flip(x, dims=(0, 1)),
+    x.flip(0, 1)."""
     _tensor("flip", input)
-    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
-        dims = dims[0]
+    if dims is not None and args:
+        raise TypeError("flip(): dims given twice (as arguments and as dims=)")
+    if dims is None:
+        dims = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+    elif not isinstance(dims, (list, tuple)):
+        dims = (dims,)
     return _C._flip(input, [_int("flip", "dims", d) for d in dims])
 
 
@@ -229,25 +208,40 @@ def tile(input, dims):
     return _C._tile(input, _ints("tile", "dims", dims))
 
 
-def repeat_interleave(input, repeats, dim=None):
-    """Each entry along dim taken repeats times in a row (input flattened when dim is None)."""
-    _tensor("repeat_interleave", input)
-    if isinstance(repeats, Tensor):
-        raise TypeError("repeat_interleave(): a tensor of repeat counts is not supported yet; give one int")
-    return _C._repeat_interleave(input, _int("repeat_interleave", "repeats", repeats),
-                                 None if dim is None else _int("repeat_interleave", "dim", dim))
+def _integral_pick(input, other, keep_input):
+    """maximum or minimum of two int64/bool tensors in their own dtype (the library's computes in
+    floating point): PyTorch's promotion, bool with int64 giving int64."""
+    if input.dtype != other.dtype:
+        input, other = input.to(_C.dtype.int64), other.to(_C.dtype.int64)
+    return _C.where(keep_input(input, other), input, other)
+
+
+_INTEGRAL = (_C.dtype.int64, _C.dtype.bool)
+
+
+def _promoted_floats(input, other):
+    """float32 with float64 is float64 (PyTorch's promotion; the library takes one dtype)."""
+    if {input.dtype, other.dtype} == {_C.dtype.float32, _C.dtype.float64}:
+        return input.to(_C.dtype.float64), other.to(_C.dtype.float64)
+    return input, other
 
 
 def maximum(input, other):
     """The larger of input and other elementwise (NaN wins; a tie shares the gradient)."""
     _tensor("maximum", input)
-    return _C._maximum(input, _tensor("maximum", other))
+    _tensor("maximum", other)
+    if input.dtype in _INTEGRAL and other.dtype in _INTEGRAL:
+        return _integral_pick(input, other, lambda a, b: a >= b)
+    return _C._maximum(*_promoted_floats(input, other))
 
 
 def minimum(input, other):
     """The smaller of input and other elementwise (NaN wins; a tie shares the gradient)."""
     _tensor("minimum", input)
-    return _C._minimum(input, _tensor("minimum", other))
+    _tensor("minimum", other)
+    if input.dtype in _INTEGRAL and other.dtype in _INTEGRAL:
+        return _integral_pick(input, other, lambda a, b: a <= b)
+    return _C._minimum(*_promoted_floats(input, other))
 
 
 def lerp(input, end, weight):
@@ -274,22 +268,6 @@ def gather(input, dim, index):
     return _C._gather(input, _int("gather", "dim", dim), _index_of("gather", index))
 
 
-def scatter(input, dim, index, src=None, *, value=None):
-    """scatter(input, dim, index, src) or scatter(input, dim, index, value=v): a copy of input with
-    out[i][index[i][j][k]][k] = src[i][j][k] (dim 1); where index names a place twice the last
-    write is kept."""
-    _tensor("scatter", input)
-    dim, index = _int("scatter", "dim", dim), _index_of("scatter", index)
-    if src is not None and value is not None:
-        raise TypeError("scatter(): give src or value, not both")
-    if isinstance(src, Tensor):
-        return _C._scatter(input, dim, index, src)
-    v = value if src is None else src
-    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"scatter(): src must be a handgrad Tensor or value a number, not {type(v).__name__}")
-    return _C._scatter_value(input, dim, index, float(v))
-
-
 def scatter_add(input, dim, index, src):
     """scatter_add(input, dim, index, src): a copy of input with src[i][j][k] added at
     out[i][index[i][j][k]][k] (dim 1); repeated places add up."""
@@ -313,8 +291,12 @@ def unfold(input, dimension, size, step):
     """x.unfold(dimension, size, step): every window of size entries along dimension, step apart,
     as a new last dim."""
     _tensor("unfold", input)
-    return _C._unfold(input, _int("unfold", "dimension", dimension), _int("unfold", "size", size),
-                      _int("unfold", "step", step))
+    dimension, size, step = (_int("unfold", "dimension", dimension), _int("unfold", "size", size),
+                             _int("unfold", "step", step))
+    if input.dim() == 0:  # PyTorch's rule: the 0-d tensor is one entry, and its window is (size,)
+        _scalar_dim("unfold", dimension)
+        return _C._unfold(input.reshape(1), 0, size, step).select(0, 0)
+    return _C._unfold(input, dimension, size, step)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
@@ -325,7 +307,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
                           _int("diag_embed", "dim2", dim2))
 
 
-FUNCTIONS = ["prod", "unfold", "diag_embed", "gather", "scatter", "scatter_add", "stack", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
+FUNCTIONS = ["prod", "unfold", "diag_embed", "gather", "scatter", "scatter_add", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",
              "movedim", "moveaxis", "narrow"]
 
 

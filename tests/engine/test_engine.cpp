@@ -180,7 +180,8 @@ TEST_CASE("the errors a user can hit name the op and the shapes") {
   CHECK_THROWS_WITH_AS(sum(a, {3}), doctest::Contains("sum: dim 3 is out of range"), Error);
   CHECK_THROWS_WITH_AS(tensor({1.0, 2.0}, {3}), doctest::Contains("tensor: 2 values"), Error);
   CHECK_THROWS_WITH_AS(zeros({2}, DType::i64).requires_grad_(), doctest::Contains("float32/float64"), Error);
-  CHECK_THROWS_WITH_AS(exp(zeros({2}, DType::i64)), doctest::Contains("exp: dtype int64"), Error);
+  CHECK_THROWS_WITH_AS(logsumexp(zeros({2}, DType::i64), {0}), doctest::Contains("logsumexp: "), Error);
+  CHECK(exp(zeros({2}, DType::i64)).dtype() == DType::f32);  // an integer meets a float function as float32
 }
 
 TEST_CASE("a CUDA tensor without CUDA or without a GPU is an error, not a crash") {

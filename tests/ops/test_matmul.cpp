@@ -128,7 +128,10 @@ TEST_CASE("matmul errors name the op and both shapes") {
   CHECK_THROWS_WITH_AS(matmul(a, zeros({3, 2}, DType::f32)), doctest::Contains("matmul: dtype mismatch"), Error);
   CHECK_THROWS_WITH_AS(matmul(zeros({2, 2, 3}, DType::f64), zeros({3, 3, 4}, DType::f64)),
                        doctest::Contains("batch dimensions (2,) of a (2, 2, 3) and (3,) of b (3, 3, 4) do not broadcast"), Error);
-  CHECK_THROWS_WITH_AS(matmul(zeros({2, 3}, DType::i64), zeros({3, 2}, DType::i64)), doctest::Contains("matmul:"), Error);
+  CHECK_THROWS_WITH_AS(matmul(zeros({2, 3}, DType::b8), zeros({3, 2}, DType::b8)), doctest::Contains("matmul:"), Error);
+  // int64 operands multiply exactly (wrapping as int64 does), as PyTorch's
+  CHECK(matmul(tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::i64), tensor({1, 0, -1, 2, 3, 1}, {3, 2}, DType::i64)).to_int_vector() ==
+        std::vector<int64_t>{8, 7, 17, 16});
   CHECK_THROWS_WITH_AS(matmul(tensor({1, 2}, {2}, DType::f64), tensor({1, 2, 3}, {3}, DType::f64)),
                        doctest::Contains("(2,)"), Error);
 }

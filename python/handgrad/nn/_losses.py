@@ -1,6 +1,6 @@
 """The losses of hg.nn.functional (PyTorch's signatures): each a composition of the library's ops,
-so the tape differentiates it. hg.nn.functional imports them; cross_entropy, the library's own
-fused op, stays there."""
+so the tape differentiates it. hg.nn.functional imports them; cross_entropy (over the library's
+fused op and nll_loss) is in _cross_entropy.py."""
 import warnings
 
 from .. import _C

@@ -1,6 +1,7 @@
 """hg.nn.functional: PyTorch's functional names over the library's ops."""
+import numbers
 
-from .. import _C
+from .. import _C, _forms
 from .. import _require_tensor
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh", "sigmoid", "silu",
@@ -8,7 +9,7 @@ __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attent
            "layer_norm", "rms_norm", "dropout", "one_hot", "linear", "elu", "celu", "selu", "leaky_relu", "hardtanh",
            "relu6", "softsign", "logsigmoid", "mish", "normalize", "cosine_similarity", "pad", "mse_loss", "l1_loss",
            "smooth_l1_loss", "huber_loss", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "kl_div"]
+           "kl_div", "softmin", "glu", "hardswish", "hardsigmoid", "threshold"]
 
 
 def _hg():
@@ -16,20 +17,36 @@ def _hg():
     return handgrad
 
 
-def softmax(input, dim):
-    """exp(x - max) / sum exp(x - max) along dim; a row of -inf gives zeros."""
-    return _C.softmax(input, dim)
+def _implicit_dim(op, input, dim, stacklevel):
+    """PyTorch's deprecated choice when dim is None: 0 for a 0-, 1- or 3-d input, else 1."""
+    if dim is not None:
+        return dim
+    import warnings
+    warnings.warn(f"hg.nn.functional.{op}: the implicit dim is deprecated, as in PyTorch; give dim=",
+                  DeprecationWarning, stacklevel=stacklevel)
+    return 0 if input.dim() in (0, 1, 3) else 1
 
 
-def log_softmax(input, dim):
-    return _C.log_softmax(input, dim)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x - max) / sum exp(x - max) along dim, x cast to dtype first when given; a row of -inf
+    gives zeros (PyTorch: NaN)."""
+    _require_tensor(input, "hg.nn.functional.softmax")
+    return _forms.softmax(input, _implicit_dim("softmax", input, dim, _stacklevel), dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - max - log sum exp(x - max) along dim, x cast to dtype first when given."""
+    _require_tensor(input, "hg.nn.functional.log_softmax")
+    return _forms.log_softmax(input, _implicit_dim("log_softmax", input, dim, _stacklevel), dtype)
 
 
 def relu(input):
+    """max(x, 0), with gradient 0 at x = 0 (PyTorch's choice)."""
     return _C.relu(input)
 
 
 def tanh(input):
+    """The hyperbolic tangent (eˣ − e⁻ˣ) / (eˣ + e⁻ˣ)."""
     return _C.tanh(input)
 
 
@@ -41,42 +58,6 @@ def sigmoid(input):
 def silu(input):
     """x σ(x), the SiLU (swish) of feed-forward blocks."""
     return _C.silu(input)
-
-
-def cross_entropy(input, target, ignore_index=-100, reduction="mean"):
-    """The cross-entropy of logits against int64 class targets, skipping ignore_index: their mean
-    (reduction='mean', the library's fused op), their sum ('sum') or each one ('none', 0 where
-    ignored). As in PyTorch the classes are dimension 1: input (N, C) or (N, C, d1, ...), target (N)
-    or (N, d1, ...); a 1-D input (C) takes a 0-d target. Every target ignored gives a mean of 0
-    (PyTorch: NaN)."""
-    _require_tensor(input, "hg.nn.functional.cross_entropy")
-    _require_tensor(target, "hg.nn.functional.cross_entropy", "target")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"hg.nn.functional.cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    if input.dim() > 2:  # the library takes the classes last: (N, d1, ..., C)
-        input = input.permute(0, *range(2, input.dim()), 1)
-    if reduction == "mean":
-        return _C.functional.cross_entropy(input, target, ignore_index)
-    if target.dtype != _hg().int64:
-        raise ValueError(f"hg.nn.functional.cross_entropy: target must be int64 class indices, got {target.dtype}")
-    if tuple(target.shape) != tuple(input.shape[:-1]):
-        raise ValueError(f"hg.nn.functional.cross_entropy: target {tuple(target.shape)} does not match input "
-                         f"{tuple(input.shape)} (classes at dimension 1)")
-    # −log p[target] per position, the log-softmax read at each target (gather), 0 where ignored
-    keep = target != ignore_index
-    picked = _C.log_softmax(input, -1).gather(-1, _hg().where(keep, target, 0).unsqueeze(-1)).squeeze(-1)
-    losses = _hg().where(keep, -picked, 0.0)
-    return losses if reduction == "none" else losses.sum()
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
-    """softmax(Q Kᵀ · scale + mask) V over the last two dimensions (the library's attention, its
-    hand-written backward). attn_mask: boolean (True = may attend) or an additive float mask,
-    broadcasting against (..., L, S); is_causal hides keys after the query (top-left aligned);
-    scale defaults to 1/sqrt(E). A query that sees no key gets zeros (PyTorch: NaN)."""
-    if dropout_p != 0.0:
-        raise ValueError("hg.nn.functional.scaled_dot_product_attention: dropout is not implemented; use dropout_p=0")
-    return _C.functional.attention(query, key, value, attn_mask, is_causal, scale)
 
 
 def attention(query, key, value, attn_mask=None, is_causal=False, scale=None, path="automatic"):
@@ -109,12 +90,6 @@ def softmax_jacobian(p):
     return _C.functional.softmax_jacobian(p)
 
 
-def embedding(input, weight):
-    """Rows of ``weight`` (V, d) picked by the int64 indices ``input``: shape input.shape + (d,).
-    PyTorch's argument order; the gradient adds into the picked rows."""
-    return _C.functional.embedding(weight, input)
-
-
 def rope(x, start=0, base=10000.0):
     """Rotary position embedding on interleaved pairs of the last dimension of x (..., T, d_h),
     positions start..start+T−1: pair i of position t rotated by t · base^(−2i/d_h)."""
@@ -132,14 +107,17 @@ def gelu(input, approximate="none"):
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
-def softplus(input, beta=1.0, threshold=None):
-    """log(1 + e^(βx)) / β, computed without overflow for every x (PyTorch switches to x above
-    βx > threshold = 20, which differs from this by less than e^−20 relative; threshold is
-    accepted for its signature and not used)."""
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + e^(βx)) / β, computed without overflow, and x itself where βx > threshold (PyTorch's
+    rule: the gradient there is 1)."""
     _require_tensor(input, "hg.nn.functional.softplus")
-    if beta == 1.0:
-        return _C.functional.softplus(input)
-    return _C.functional.softplus(input * beta) * (1.0 / beta)
+    for name, v in (("beta", beta), ("threshold", threshold)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"hg.nn.functional.softplus: {name} must be a number, got {v!r}")
+    scaled = input if beta == 1 else input * beta
+    smooth = _C.functional.softplus(scaled) if beta == 1 else _C.functional.softplus(scaled) / beta
+    from .. import where
+    return where(scaled > threshold, input, smooth)
 
 
 def _normalized_shape(normalized_shape, op):
@@ -340,48 +318,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / bounded_norm(x1)) * (x2 / bounded_norm(x2))).sum(dim)
 
 
-def pad(input, pad, mode="constant", value=None):
-    """Pads with ``value`` (None: 0): ``pad`` holds (before, after) pairs, the last dimension's
-    first, as PyTorch's; a negative amount crops. Only mode='constant' is implemented. Built from
-    narrow (crops) and cat with hg.full blocks, so the gradient is the input's window of the
-    output's gradient."""
-    _require_tensor(input, "hg.nn.functional.pad")
-    if mode in ("reflect", "replicate", "circular"):
-        raise ValueError(f"hg.nn.functional.pad: mode={mode!r} is not implemented; only 'constant' is")
-    if mode != "constant":
-        raise ValueError(f"hg.nn.functional.pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
-                         f"got {mode!r}")
-    try:
-        amounts = [int(a) for a in pad]
-    except (TypeError, ValueError):
-        raise TypeError(f"hg.nn.functional.pad: pad must be a sequence of ints, got {pad!r}") from None
-    if len(amounts) % 2 != 0 or len(amounts) // 2 > input.dim():
-        raise ValueError(f"hg.nn.functional.pad: pad must hold one (before, after) pair per padded dimension, at "
-                         f"most {input.dim()} pairs for input {tuple(input.shape)}; got {len(amounts)} numbers")
-    fill = 0 if value is None else value
-    if isinstance(fill, str) or not isinstance(fill, (int, float)):
-        raise TypeError(f"hg.nn.functional.pad: value must be a number, got {value!r}")
-    from .. import cat, full
-    output = input
-    for i in range(len(amounts) // 2):
-        d = input.dim() - 1 - i
-        before, after = amounts[2 * i], amounts[2 * i + 1]
-        size = output.shape[d]
-        start, stop = max(-before, 0), size - max(-after, 0)  # negative amounts crop
-        if size + before + after < 0 or stop < start:
-            raise ValueError(f"hg.nn.functional.pad: dimension {d} of size {size} padded by ({before}, {after}) "
-                             "would have a negative size")
-        if start > 0 or stop < size:
-            output = output.narrow(d, start, stop - start)
-        blocks = []
-        for amount in (before, after):
-            shape = list(output.shape)
-            shape[d] = max(amount, 0)
-            blocks.append(full(tuple(shape), fill, dtype=input.dtype, device=input.device))
-        output = cat([blocks[0], output, blocks[1]], d)
-    return output
-
-
 from ._losses import _broadcast_shape  # noqa: E402  (the shape check the layers share with the losses)
+from ._padding import pad  # noqa: E402
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div,  # noqa: E402
                       l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from ._activations import glu, hardsigmoid, hardswish, softmin, threshold  # noqa: E402
+from ._attention import scaled_dot_product_attention  # noqa: E402
+from ._cross_entropy import cross_entropy  # noqa: E402
+from ._embedding import embedding  # noqa: E402
