@@ -210,8 +210,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
   if (a.dtype() == DType::i64) {  // exact, wrapping as int64 does: Σ_k a_ik b_kj as integer products and sums
     NoGradGuard integers;          // (n, k, m) at once: integer products are small next to float gemm's work
     Tensor C = sum(mul(A.unsqueeze(-1), B.unsqueeze(-3)), {-2});
-    if (b_vec) C = C.squeeze(-1);
-    if (a_vec) C = C.squeeze(-2);
+    if (a_vec) C = C.squeeze(-2);  // (…, n = 1, m) → (…, m)
+    if (b_vec) C = C.squeeze(-1);  // (…, m = 1) → (…)
     return C;
   }
   const Shape ba(A.shape().begin(), A.shape().end() - 2), bb(B.shape().begin(), B.shape().end() - 2);

@@ -132,6 +132,8 @@ TEST_CASE("matmul errors name the op and both shapes") {
   // int64 operands multiply exactly (wrapping as int64 does), as PyTorch's
   CHECK(matmul(tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::i64), tensor({1, 0, -1, 2, 3, 1}, {3, 2}, DType::i64)).to_int_vector() ==
         std::vector<int64_t>{8, 7, 17, 16});
+  CHECK(matmul(tensor({1, 2, 3}, {3}, DType::i64), tensor({4, 5, 6}, {3}, DType::i64)).to_int_vector() ==
+        std::vector<int64_t>{32});  // vector · vector: a 0-d int64
   CHECK_THROWS_WITH_AS(matmul(tensor({1, 2}, {2}, DType::f64), tensor({1, 2, 3}, {3}, DType::f64)),
                        doctest::Contains("(2,)"), Error);
 }
