@@ -23,7 +23,6 @@
 #include "ops/cpu_map.h"
 #include "ops/elementwise.h"
 #include "ops/indexing.h"
-#include "ops/division.h"
 #include "ops/integer.h"
 #include "ops/registry.h"
 #include "ops/tangent.h"
@@ -122,9 +121,11 @@ Tensor floor_quotient(const Tensor& a, const Tensor& b) {
 
 Tensor fmod(const Tensor& a0, const Tensor& b0, Site where) {
   if (is_integral(a0) && is_integral(b0)) {  // exact, the dividend's sign: Python's % moved back by b where the signs differ
-    const Tensor r = hg::remainder(a0, b0, where);
-    const Tensor moved = logical_and(ne(r, 0.0), ne(lt(a0, 0.0), lt(b0, 0.0)));
-    return hg::where(moved, sub(r, b0, where), r, where);
+    const Shape shape = broadcast_shapes(kFmod.c_str(), a0.shape(), b0.shape());
+    const Tensor a = expand(a0, shape, where), b = expand(b0, shape, where);
+    const Tensor r = integer_binary(kFmod.c_str(), IntArith::remainder, a, b);
+    const Tensor moved = logical_and(ne(r, 0.0), ne(lt(a, 0.0), lt(b, 0.0)));
+    return hg::where(moved, sub(r, b, where), r, where);
   }
   const auto [a, b] = floated(kFmod.c_str(), a0, b0);
   const Tensor out = map2(kFmod.c_str(), cuda::kFmod, a, b, [](auto x, auto y) { return std::fmod(x, y); });
