@@ -28,15 +28,18 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-// (v, j) beats (bv, bj): a larger value, or the same value earlier in the row. NaN never wins;
-// (−inf, cols) is "no candidate yet", which any −inf of the row beats.
+// (v, j) beats (bv, bj): a NaN beats every number and an earlier NaN beats a later one (the first
+// NaN is the maximum, as PyTorch's); else a larger value, or the same value earlier in the row.
+// (−inf, cols) is "no candidate yet", which any entry of the row beats.
 template <typename T>
 __device__ inline bool beats(T v, int64_t j, T bv, int64_t bj) {
+  const bool v_nan = v != v, b_nan = bv != bv;
+  if (v_nan || b_nan) return v_nan && (!b_nan || j < bj);
   return v > bv || (v == bv && j < bj);
 }
 
-// values[r] = x[r, j*], j* the first position of the row's maximum (the CPU's strict `>` scan:
-// NaN is skipped, unless it sits at position 0, which the scan then never leaves).
+// values[r] = x[r, j*], j* the first position of the row's maximum, or of its first NaN (the
+// CPU's scan, ops/reduce.cpp's first_max).
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     max_rows_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ argmax,
@@ -61,7 +64,7 @@ __global__ void __launch_bounds__(kRowThreads)
       __syncthreads();
     }
     int64_t best = best_j[0];
-    if (best >= cols || xr[0] != xr[0]) best = 0;  // a row of NaN, or NaN first: position 0, as the CPU
+    if (best >= cols) best = 0;  // unreachable for cols > 0: every entry beats "no candidate"
     __syncthreads();                               // every thread has read best_j[0] before the next row writes it
     if (tid == 0) {
       values[r] = xr[best];
