@@ -48,15 +48,15 @@ struct RankSummary {
 
 RankSummary print_ranks(Report& rep, const std::string& state, const std::vector<HeadRanks>& ranks) {
   RankSummary s{INT64_MAX, 0};
-  fmt::print("  {}: singular values σ1 ≥ σ2 ≥ … of each product (float32), tol = σ1 · 128 · eps(float32)\n", state);
-  fmt::print("    {:<12} {:<6} {:>5} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}\n", "block head", "matrix", "rank", "σ1", "σ31",
-             "σ32", "σ33", "σ34", "tol");
+  print_wrapped(fmt::format("  {}: singular values σ1 ≥ σ2 ≥ … of each product (float32), tol = σ1 · 128 · eps(float32)\n", state));
+  print_wrapped(fmt::format("    {:<12} {:<6} {:>5} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}\n", "block head", "matrix", "rank", "σ1", "σ31",
+             "σ32", "σ33", "σ34", "tol"));
   nlohmann::json rows = nlohmann::json::array();
   for (const HeadRanks& r : ranks) {
     for (const auto& [name, m] : {std::pair<std::string, const MatrixRank&>{"W_QK", r.qk}, {"W_OV", r.ov}}) {
       auto sv = [&](size_t i) { return i < m.s.size() ? m.s[i] : 0.0; };
-      fmt::print("    {:<12} {:<6} {:>5} {:>9.3g} {:>9.3g} {:>9.3g} | {:>9.2e} {:>9.2e} {:>9.2e}\n",
-                 fmt::format("{} {}", r.block + 1, r.head), name, m.rank, sv(0), sv(30), sv(31), sv(32), sv(33), m.tol);
+      print_wrapped(fmt::format("    {:<12} {:<6} {:>5} {:>9.3g} {:>9.3g} {:>9.3g} | {:>9.2e} {:>9.2e} {:>9.2e}\n",
+                 fmt::format("{} {}", r.block + 1, r.head), name, m.rank, sv(0), sv(30), sv(31), sv(32), sv(33), m.tol));
       s.lowest = std::min(s.lowest, m.rank);
       s.highest = std::max(s.highest, m.rank);
       s.kept = std::min(s.kept, sv(31) / m.tol);
@@ -196,8 +196,8 @@ CopyingHead report_copying_head(Report& rep, const Options& o) {
   rep.text("equal tokens and boosts the token it attends to.");
   rep.text(fmt::format("On {} random sequences of 64 uniform tokens (positions 1..63), the top-1 token of head 0's "
                        "contribution to the logits:", kEvalBatch));
-  fmt::print("    {:>4}  {:>10} {:>7}  {:>10}  {:>12} {:>7}  {:>10} {:>10}\n", "c", "in context", "chance", "= current",
-             "w/o current", "chance", "later acc", "later loss");
+  print_wrapped(fmt::format("    {:>4}  {:>10} {:>7}  {:>10}  {:>12} {:>7}  {:>10} {:>10}\n", "c", "in context", "chance", "= current",
+             "w/o current", "chance", "later acc", "later loss"));
   Generator gt(o.seed + 30);
   const Tensor seqs = randint({kEvalBatch, 64}, gt, 0, 64).to(o.device);
   CopyingHead r16;
@@ -209,8 +209,8 @@ CopyingHead report_copying_head(Report& rep, const Options& o) {
     const ContextRates r = context_rates(*m, seqs);
     Generator ge(o.seed + 5);  // the induction lab's evaluation batch
     const induction::CopyEval e = induction::eval_copy(*m, 16, 32, ge, kEvalBatch);
-    fmt::print("    {:>4}  {:>10.3f} {:>7.3f}  {:>10.3f}  {:>12.3f} {:>7.3f}  {:>10.3f} {:>10.2f}\n", scale, r.with_self,
-               r.chance_with_self, r.top1_current, r.without_self, r.chance_without_self, e.acc, e.later);
+    print_wrapped(fmt::format("    {:>4}  {:>10.3f} {:>7.3f}  {:>10.3f}  {:>12.3f} {:>7.3f}  {:>10.3f} {:>10.2f}\n", scale, r.with_self,
+               r.chance_with_self, r.top1_current, r.without_self, r.chance_without_self, e.acc, e.later));
     cj.push_back({{"scale", scale}, {"with_self", r.with_self}, {"chance_with_self", r.chance_with_self},
                   {"top1_current", r.top1_current}, {"without_self", r.without_self},
                   {"chance_without_self", r.chance_without_self}, {"later_acc", e.acc}, {"later_loss", e.later},
@@ -304,7 +304,7 @@ int main(int argc, char** argv) {
                      "the 2-block model when no --load is given (0: analyse it untrained)");
   add_json_option(app, json);
   add_device_option(app, o.device);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
   o.pictures = !no_pictures;
   o.progress = !quiet;
   // Under mpirun (nn/comm.h): the 2-block model trains on each rank's share of the induction lab's

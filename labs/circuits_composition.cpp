@@ -24,16 +24,16 @@ double max_abs(const Tensor& t) {
 
 void print_pair_table(const std::string& title, const std::vector<std::vector<DiagonalConcentration>>& t) {
   const size_t H = t.size();
-  fmt::print("  {}\n", title);
+  print_wrapped(fmt::format("  {}\n", title));
   std::string head = fmt::format("    {:<14}", "block-2 head");
   for (size_t h1 = 0; h1 < H; ++h1) head += fmt::format(" {:>13}", fmt::format("b1 head {}", h1));
   head += fmt::format(" {:>13}", "direct path");
-  fmt::print("{}\n", head);
+  print_wrapped(fmt::format("{}\n", head));
   for (size_t h2 = 0; h2 < H; ++h2) {
     std::string line = fmt::format("    {:<14}", h2);
     for (const DiagonalConcentration& d : t[h2])
       line += fmt::format(" {:>13}", fmt::format("{:.2f} ({:.1f})", d.argmax_fraction, d.z));
-    fmt::print("{}\n", line);
+    print_wrapped(fmt::format("{}\n", line));
   }
 }
 
@@ -48,8 +48,8 @@ nlohmann::json pair_json(const std::vector<std::vector<DiagonalConcentration>>& 
 }
 
 void print_scores(const std::string& name, const std::vector<std::vector<double>>& s, double baseline) {
-  fmt::print("    {}-composition (random: {:.3f})\n", name, baseline);
-  for (size_t h2 = 0; h2 < s.size(); ++h2) fmt::print("      block-2 head {}:  {}\n", h2, row_str(s[h2], 3));
+  print_wrapped(fmt::format("    {}-composition (random: {:.3f})\n", name, baseline));
+  for (size_t h2 = 0; h2 < s.size(); ++h2) print_wrapped(fmt::format("      block-2 head {}:  {}\n", h2, row_str(s[h2], 3)));
 }
 
 // The pair (h2, h1) of block-1 heads 0..H−1 (not the direct path) with the largest value of f.

@@ -46,14 +46,14 @@ int main(int argc, char** argv) {
   add_json_option(app, json);
   add_device_option(app, o.device);
   setup_app(app);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
   if (app.count("--steps") > 0) o.steps = steps;
   o.pictures = !no_pictures;
   o.progress = !quiet;
   if (o.short_mode && app.count("--eval-batch") == 0) o.eval_batch = 64;
   if (!o.load.empty() && o.exercise != "5" && o.exercise != "all") {
     fmt::print(stderr, "--load: only exercise 5 uses a trained model from a file (exercises 3 and 6 train their own)\n");
-    return 2;
+    return kExitUsage;
   }
   if (!o.load.empty()) {  // read the checkpoint now, so a bad file is refused before any training
     try {
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
       nn::load_checkpoint(o.load, probe);
     } catch (const std::exception& e) {
       fmt::print(stderr, "--load: {}\n", e.what());
-      return 2;
+      return kExitUsage;
     }
   }
 

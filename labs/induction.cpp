@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
       ->default_str("100")
       ->check(whole_number_in(1, kMaxSteps))
       ->excludes(device);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
   o.pictures = !no_pictures;
   o.progress = !quiet;
 

@@ -334,11 +334,11 @@ bool run_compare_devices(Report& rep, const LabOptions& o, int64_t steps) {
                                           std::vector<double>(runs.gpu.loss.begin(), runs.gpu.loss.begin() + checked));
 
   rep.text("  training loss (the mean cross-entropy over all targets of the step's batch):");
-  fmt::print("  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}\n", "step", "cpu", "gpu", "|diff|", "rel diff");
+  print_wrapped(fmt::format("  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}\n", "step", "cpu", "gpu", "|diff|", "rel diff"));
   auto row = [&](int64_t step, const char* mark) {
     const size_t i = static_cast<size_t>(step - 1);
-    fmt::print("  {:>6}  {:>12.8f}  {:>12.8f}  {:>9.2e}  {:>9.2e}{}\n", step, runs.cpu.loss[i], runs.gpu.loss[i],
-               diff.abs[i], diff.rel[i], mark);
+    print_wrapped(fmt::format("  {:>6}  {:>12.8f}  {:>12.8f}  {:>9.2e}  {:>9.2e}{}\n", step, runs.cpu.loss[i], runs.gpu.loss[i],
+               diff.abs[i], diff.rel[i], mark));
   };
   for (int64_t step = 1; step <= steps; ++step)
     if (step == 1 || step % 10 == 0 || step == steps || step == diff.max_rel_step)

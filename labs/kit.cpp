@@ -46,7 +46,54 @@ class LabFormatter : public CLI::Formatter {
   }
 };
 
+// What a flag's argument is, in words, from its type name (as LabFormatter shows it).
+std::string expected_argument(const CLI::Option& opt) {
+  const std::string full = opt.get_type_name();
+  const std::string type = full.substr(full.rfind(':') == std::string::npos ? 0 : full.rfind(':') + 1);
+  if (type == "INT" || type == "UINT" || type == "N") return "a whole number";
+  if (type == "FLOAT" || type == "X") return "a number (such as 2.5, inf or -inf)";
+  return type.empty() ? "an argument" : type;
+}
+
+// The lab's flags, as --help lists them: "--help, --version, --steps N, ...".
+std::string flag_list(const CLI::App& app) {
+  std::string out;
+  for (const CLI::Option* o : app.get_options()) {
+    if (!out.empty()) out += ", ";
+    out += o->get_name();
+  }
+  return out;
+}
+
 }  // namespace
+
+int parse_flags(CLI::App& app, int argc, char** argv) {
+  const std::string lab = std::filesystem::path(argc > 0 ? argv[0] : "lab").filename().string();
+  try {
+    app.parse(argc, argv);
+    return -1;
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    const std::string what = e.what();  // "The following arguments were not expected: 1,1 --q"
+    fmt::print(stderr, "{}: no flag takes {}\n", lab, what.substr(std::min(what.find(": ") + 2, what.size())));
+  } catch (const CLI::ConversionError& e) {
+    // CLI11 says "Could not convert: --c = abc": name the flag, the value and what it expects.
+    const std::string what = e.what();
+    const size_t colon = what.find(": "), eq = what.find(" = ");
+    const CLI::Option* opt = colon == std::string::npos || eq == std::string::npos
+                                 ? nullptr
+                                 : app.get_option_no_throw(what.substr(colon + 2, eq - colon - 2));
+    if (opt)
+      fmt::print(stderr, "{}: {} takes {}, not '{}'\n", lab, opt->get_name(), expected_argument(*opt), what.substr(eq + 3));
+    else
+      fmt::print(stderr, "{}: {}\n", lab, what);
+  } catch (const CLI::ParseError& e) {  // a failed check (its message says what it wants), a missing flag
+    fmt::print(stderr, "{}: {}\n", lab, e.what());
+  }
+  fmt::print(stderr, "{} takes: {}\n(--help says what each flag does)\n", lab, flag_list(app));
+  return kExitUsage;
+}
 
 void setup_app(CLI::App& app) {
   app.formatter(std::make_shared<LabFormatter>());

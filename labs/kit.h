@@ -19,6 +19,12 @@ namespace hg::lab {
 // type names ("--steps N (0 to 10000000), default 5000"), and --version (the library's version).
 void setup_app(CLI::App& app);
 
+// Parses a lab's command line. Returns -1 to go on, or the exit status to end with: 0 after --help
+// or --version; 2 (kExitUsage) for a command line it cannot take, said in words on stderr: an
+// unknown flag or a stray argument with the list of the flags the lab takes, a value that is not
+// what its flag expects with what it expects, a missing required flag.
+int parse_flags(CLI::App& app, int argc, char** argv);
+
 // The flags the training labs share, with one help text each: --steps --seed --out --load --save
 // --no-pictures --quiet. A lab adds those it takes by name; the values land in the fields given.
 struct TrainingFlags {

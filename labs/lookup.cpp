@@ -35,7 +35,8 @@ std::vector<double> limit_weights(const std::vector<double>& s, bool best) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Section 1: attention as a soft dictionary lookup, and its limits c -> infinity and c -> 0."};
+  CLI::App app{"'Module 6: The transformer', Section 1, 'Attention as a soft dictionary lookup': the soft lookup "
+               "and its limits c -> infinity and c -> 0 (docs/texts.md)."};
   std::optional<double> c_user;
   Device device = Device::cpu;
   std::string json;
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
   add_device_option(app, device);
   add_json_option(app, json);
   setup_app(app);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
 
   return run_lab("lookup", json, device, [&](Report& rep) {
     const LookupTable t = lookup_table(device);

@@ -38,7 +38,7 @@ void order_table(Report& rep, const SignalCheck& c, nlohmann::json& record) {
   rep.text(fmt::format("    {:<9} {:>10} {:>10} {:>10} {:>10}", "order", "|O'−ΠO|", "|dQ'−ΠdQ|", "|dK'−ΠdK|", "|dV'−ΠdV|"));
   nlohmann::json rows = nlohmann::json::array();
   for (const OrderDiff& d : c.orders) {
-    fmt::print("    {:<9} {:>10} {:>10} {:>10} {:>10}\n", order_str(d.order), sci(d.O), sci(d.dQ), sci(d.dK), sci(d.dV));
+    print_wrapped(fmt::format("    {:<9} {:>10} {:>10} {:>10} {:>10}\n", order_str(d.order), sci(d.O), sci(d.dQ), sci(d.dK), sci(d.dV)));
     rows.push_back({{"order", order_str(d.order)}, {"O", d.O}, {"dQ", d.dQ}, {"dK", d.dK}, {"dV", d.dV}});
   }
   record[order_signal_name(c.signal)] = rows;
@@ -137,8 +137,8 @@ PressureLimit sentences(Report& rep, uint64_t seed, Device device) {
     nlohmann::json outs = nlohmann::json::object();
     for (size_t i = 0; i < p.a.words.size(); ++i) {
       const std::vector<double> oa = row(p.a.O, static_cast<int64_t>(i)), ob = row(p.b.O, static_cast<int64_t>(i));
-      fmt::print("    {:<9} ({:>7.3f})    {:<9} ({:>7.3f})\n", p.a.words[i], fmt::join(oa, ", "), p.b.words[i],
-                 fmt::join(ob, ", "));
+      print_wrapped(fmt::format("    {:<9} ({:>7.3f})    {:<9} ({:>7.3f})\n", p.a.words[i], fmt::join(oa, ", "), p.b.words[i],
+                 fmt::join(ob, ", ")));
       outs[p.a.text].push_back(oa);
       outs[p.b.text].push_back(ob);
     }
@@ -201,10 +201,11 @@ void check_permutation(Report& rep, const PermutationCheck& three, const Permuta
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Module 6, Exercise 4: attention without positions or a mask is permutation equivariant (outputs and "
-               "gradients move with their tokens, to 1e-12 in float64); the causal mask, RoPE and learned positions "
-               "break it; 'the pressure exceeds the limit' and 'the limit exceeds the pressure' give the same set of "
-               "outputs. Exit status 1 unless every check is met."};
+  CLI::App app{"'Module 6: The transformer', Exercise 4 ('What must be added back'): attention without "
+               "positions or a mask is permutation equivariant (outputs and gradients move with their tokens, "
+               "to 1e-12 in float64); the causal mask, RoPE and learned positions break it; 'the pressure "
+               "exceeds the limit' and 'the limit exceeds the pressure' give the same set of outputs. "
+               "Exit status 1 unless every check is met."};
   uint64_t seed = 0;
   int64_t tokens = 6, permutations = 20;
   Device device = Device::cpu;
@@ -219,7 +220,7 @@ int main(int argc, char** argv) {
   add_device_option(app, device);
   add_json_option(app, json);
   setup_app(app);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
 
   int unmet = 0;
   const int rc = run_lab("permutation", json, device, [&](Report& rep) {

@@ -20,7 +20,46 @@ bool agree(double a, double b, int decimals) {
   const double s = std::pow(10.0, decimals);
   return std::llround(a * s) == std::llround(b * s);
 }
+// How many characters (UTF-8 code points) s[0, n) holds.
+size_t columns(std::string_view s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// One line (no newline) broken at spaces into lines of at most kLineWidth characters.
+void print_line_wrapped(std::string_view line) {
+  const size_t indent = std::min(line.find_first_not_of(' '), line.size());
+  const std::string more(std::min<size_t>(indent + 2, kLineWidth / 2), ' ');
+  std::string_view lead;  // empty on the first line, `more` after
+  while (columns(lead) + columns(line) > kLineWidth) {
+    // The last space at which the line still fits, past its indent.
+    size_t cut = std::string_view::npos, width = columns(lead);
+    for (size_t i = 0; i < line.size() && width <= kLineWidth; ++i) {
+      if (line[i] == ' ' && i > indent) cut = i;
+      if ((line[i] & 0xC0) != 0x80) ++width;
+    }
+    if (cut == std::string_view::npos) break;  // no space to break at: print it whole
+    fmt::print("{}{}\n", lead, line.substr(0, cut));
+    line.remove_prefix(std::min(line.find_first_not_of(' ', cut), line.size()));
+    lead = more;
+  }
+  fmt::print("{}{}\n", lead, line);
+}
 }  // namespace
+
+void print_wrapped(const std::string& text) {
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos) {  // a last piece without its newline
+      const std::string tail(rest);
+      if (columns(tail) <= kLineWidth) fmt::print("{}", tail);
+      else print_line_wrapped(tail);
+      return;
+    }
+    print_line_wrapped(rest.substr(0, nl));
+    rest.remove_prefix(nl + 1);
+  }
+}
 
 Report::Report(std::string lab) : lab_(std::move(lab)) { json_["lab"] = lab_; }
 
@@ -206,13 +245,13 @@ bool Report::criterion(const std::string& what, double measured, const std::stri
   // Fixed decimals for ordinary sizes, exponent notation for the tiny differences some labs bound.
   const double a = std::abs(measured);
   const std::string m = a == 0.0 || (a >= 1e-3 && a < 1e6) ? fmt::format("{:.3f}", measured) : fmt::format("{:.2e}", measured);
-  say("  {:<58} {:>8}  {} {:<6} {}\n", what, m, op, bound, met ? "met" : "NOT MET");
+  say("  {:<56} {:>8}  {} {:<6} {}\n", what, m, op, bound, met ? "met" : "NOT MET");
   json_["criteria"][what] = {{"measured", measured}, {"op", op}, {"bound", bound}, {"met", met}};
   return met;
 }
 
 void Report::criterion_not_applicable(const std::string& what, const std::string& why) {
-  say("  {:<58} {}{}\n", what, why.starts_with("not applicable") ? "" : "not checked: ", why);
+  say("  {:<56} {}{}\n", what, why.starts_with("not applicable") ? "" : "not checked: ", why);
   json_["criteria_not_applicable"][what] = why;
 }
 
@@ -323,20 +362,20 @@ int run_lab(const std::string& lab, const std::string& json_path, const std::fun
     rep.summary();
     if (!json_path.empty() && first_rank) rep.write_json(json_path);
     // The exit rule of every lab: 1 when any acceptance check or agreement bound is not met.
-    if (rep.criteria_unmet() > 0 || rep.tolerance_failures() > 0) return 1;
+    if (rep.criteria_unmet() > 0 || rep.tolerance_failures() > 0) return kExitCheckNotMet;
   } catch (const std::bad_alloc&) {
     const std::string who = nn::rank_label();
     fmt::print(stderr, "error{}: {}: out of memory (std::bad_alloc); give smaller sizes (--batch, --eval-batch)\n",
                who.empty() ? "" : " on " + who, lab);
-    nn::abort_job_if_parallel(1);
-    return 1;
+    nn::abort_job_if_parallel(kExitCannotRun);
+    return kExitCannotRun;
   } catch (const std::exception& e) {
     const std::string who = nn::rank_label();
     fmt::print(stderr, "error{}: {}\n", who.empty() ? "" : " on " + who, e.what());
-    nn::abort_job_if_parallel(1);
-    return 1;
+    nn::abort_job_if_parallel(kExitCannotRun);
+    return kExitCannotRun;
   }
-  return 0;
+  return kExitChecksHeld;
 }
 
 int split_across_ranks(int64_t batch, const std::vector<std::string*>& rank0_outputs, bool& progress) {
@@ -346,7 +385,7 @@ int split_across_ranks(int64_t batch, const std::vector<std::string*>& rank0_out
       if (w.rank() == 0)
         fmt::print(stderr, "--batch: {} does not split across the {} ranks mpirun started; give a batch that {} divides\n",
                    batch, w.size(), w.size());
-      return 2;
+      return kExitUsage;
     }
     if (w.rank() != 0) {
       for (std::string* path : rank0_outputs) path->clear();
@@ -354,7 +393,7 @@ int split_across_ranks(int64_t batch, const std::vector<std::string*>& rank0_out
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
+    return kExitCannotRun;
   }
   return 0;
 }
@@ -371,10 +410,10 @@ int run_lab(const std::string& lab, const std::string& json_path, Device device,
     described = device_description(device);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
+    return kExitCannotRun;
   }
   return run_lab(lab, json_path, [&](Report& rep) {
-    fmt::print("device: {}\n", described);
+    print_wrapped(fmt::format("device: {}\n", described));
     rep.json()["device"] = device_name(device);
     rep.json()["device_summary"] = described;
     body(rep);

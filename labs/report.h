@@ -22,6 +22,18 @@ struct SeedSpread {
   const char* source;
 };
 
+// The labs' exit statuses, one rule for every lab (docs/labs.md): 0 it ran and every check held;
+// 1 a check was not met; 2 the command line is wrong (nothing ran); 3 it could not run here: no
+// usable GPU, a file it cannot read or write, not enough memory, the live page's module not built.
+enum ExitStatus : int { kExitChecksHeld = 0, kExitCheckNotMet = 1, kExitUsage = 2, kExitCannotRun = 3 };
+
+// The widest line a lab prints, in characters (UTF-8 code points).
+constexpr size_t kLineWidth = 100;
+// Prints `text` to stdout, each line wider than kLineWidth broken at its last space that fits; the
+// rest continues on the next line, indented two past the line's own indent. A line with no such
+// space (a long path) is printed whole.
+void print_wrapped(const std::string& text);
+
 class Report {
  public:
   explicit Report(std::string lab);
@@ -93,7 +105,7 @@ class Report {
   bool printing_ = true;
   template <typename... Args>
   void say(fmt::format_string<Args...> format, Args&&... args) const {
-    if (printing_) fmt::print(format, std::forward<Args>(args)...);
+    if (printing_) print_wrapped(fmt::format(format, std::forward<Args>(args)...));
   }
 };
 
@@ -128,13 +140,14 @@ CLI::Option* add_device_option(CLI::App& app, Device& device);
 std::string device_description(Device device);
 
 // Runs a lab's body with a fresh Report, prints the summary, writes --json when a path is given.
-// The exit status is every lab's one rule: 1 when an acceptance check (criterion) or an agreement
-// bound (tolerance) is not met, else 0. An exception is printed as "error: ..." and gives exit status 1. Under mpirun (nn::world() of
+// The exit status is every lab's one rule (ExitStatus): 1 when an acceptance check (criterion) or an
+// agreement bound (tolerance) is not met, else 0. An exception is printed as "error: ..." and gives
+// exit status 3 (it could not run). Under mpirun (nn::world() of
 // several ranks) only rank 0 prints the report and writes the JSON; an error on any rank is
 // printed naming the rank ("error on rank 1 of 2 (mpi): ...") and ends every rank of the job.
 int run_lab(const std::string& lab, const std::string& json_path, const std::function<void(Report&)>& body);
 // The same for a lab that takes --device: first checks the device (an unusable one is an error,
-// exit status 1, before any work), then prints it as the report's first line ("device: ...") and
+// exit status 3, before any work), then prints it as the report's first line ("device: ...") and
 // records it in the JSON ("device", "device_summary").
 int run_lab(const std::string& lab, const std::string& json_path, Device device,
             const std::function<void(Report&)>& body);
@@ -143,7 +156,7 @@ void quiet_stdout();
 // For a lab that trains, before any work: under mpirun (nn::world() of several ranks) refuses a
 // training batch the rank count does not divide (rank 0 says so, naming both) and, on every rank
 // but 0, empties the given output paths and turns the progress line off, so only rank 0 writes.
-// Returns 0 to go on, or the exit status to end with (2: the batch; 1: no communicator).
+// Returns 0 to go on, or the exit status to end with (2: the batch; 3: no communicator).
 int split_across_ranks(int64_t batch, const std::vector<std::string*>& rank0_outputs, bool& progress);
 
 }  // namespace hg::lab

@@ -13,7 +13,8 @@ using namespace hg;
 using namespace hg::lab;
 
 int main(int argc, char** argv) {
-  CLI::App app{"Section 2, Lab 1: the largest softmax weight and the entropy of random rows, unscaled and scaled."};
+  CLI::App app{"'Module 6: The transformer', Section 2, 'Why the scores are scaled', Lab 1: the largest softmax "
+               "weight and the entropy of random rows, unscaled and scaled (docs/texts.md)."};
   int64_t draws = 5000, dk = 128, keys = 16;
   uint64_t seed = 0;
   Device device = Device::cpu;
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   add_device_option(app, device);
   add_json_option(app, json);
   setup_app(app);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
 
   return run_lab("saturation", json, device, [&](Report& rep) {
     const Saturation r = saturation(draws, seed, dk, keys, device);

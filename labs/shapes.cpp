@@ -11,7 +11,8 @@ using namespace hg;
 using namespace hg::lab;
 
 int main(int argc, char** argv) {
-  CLI::App app{"Section 4: multi-head attention's shapes, B = 2, T = 16, d = 256, h = 8, dk = 32."};
+  CLI::App app{"'Module 6: The transformer', Section 4, 'The shapes, step by step': multi-head attention's "
+               "shapes, B = 2, T = 16, d = 256, h = 8, dk = 32 (docs/texts.md)."};
   uint64_t seed = 0;
   Device device = Device::cpu;
   std::string json;
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
   add_device_option(app, device);
   add_json_option(app, json);
   setup_app(app);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
 
   return run_lab("shapes", json, device, [&](Report& rep) {
     const MultiHeadShapes m = multihead_shapes(2, 16, 256, 8, seed, device);

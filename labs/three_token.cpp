@@ -177,8 +177,9 @@ bool step_through(Report& rep, const ThreeTokenVariant& variant, Device device) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Section 3's worked example: three tokens, the causal mask, the scale, and the backward pass of "
-               "L = o₃,₂ by formula, tape and finite differences."};
+  CLI::App app{"'Module 6: The transformer', Section 3 ('The causal case' to 'The backward pass, by hand'): "
+               "three tokens, the causal mask, the scale, and the backward pass of L = o₃,₂ by formula, tape and "
+               "finite differences (docs/texts.md)."};
   bool step = false, no_mask = false, no_scale = false;
   Device device = Device::cpu;
   std::string json, graph, html, live, fault_text, loss, q_text, k_text, v_text, jvp_text;
@@ -211,26 +212,31 @@ int main(int argc, char** argv) {
   app.add_option("--jvp", jvp_text, "forward mode: push the example along one entry, e.g. q32 (Q̇ = e₃₂), k11, v21, and "
                  "print every tangent (Ṡ, Ṗ, Ȯ) with its finite-difference check and L̇ beside the backward's gradient");
   setup_app(app);
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
 
   // The case's numbers and the page's fault, checked before any work (a bad one: exit status 2).
   ThreeTokenData data;
   ThreeTokenFault fault = ThreeTokenFault::none;
   std::optional<ThreeTokenDirection> dir;
-  if (!read_case(q_text, k_text, v_text, loss, fault_text, html, jvp_text, data, fault, dir)) return 2;
+  if (!read_case(q_text, k_text, v_text, loss, fault_text, html, jvp_text, data, fault, dir)) return kExitUsage;
   const bool text_case = data.is_text();
-  // The live page's module, read before any work: without it, say how to build it (exit status 2).
+  // The live page's module, read before any work: without it, say how to build it (exit status 3:
+  // this build cannot make the page).
   std::string live_module;
   if (!live.empty()) {
     try {
       live_module = read_live_module(HANDGRAD_LIVE_MODULE);
     } catch (const Error& e) {
       fmt::print(stderr, "error: --live: {}\n", e.what());
-      return 2;
+      return kExitCannotRun;
     }
   }
 
+  // Writing a page, the report is kept (--json, the exit status) but not printed: the page shows it,
+  // and what is printed is what was written.
+  const bool page_only = (!html.empty() || !live.empty()) && !step;
   return run_lab("three_token", json, device, [&](Report& rep) {
+    rep.set_printing(!page_only);
     const ThreeTokenInputs in = three_token_inputs(device, data);
     rep.section(text_case ? "the three tokens (projected vectors taken directly)"
                           : fmt::format("the tokens ({} of them, given on the command line)", data.T));
@@ -250,6 +256,7 @@ int main(int argc, char** argv) {
     if (dir) tangent_report(rep, variant, *dir, device);
 
     const std::string Ls = data.loss_name();
+    rep.set_printing(true);
     if (!graph.empty()) {
       rep.section(fmt::format("the graph of L = {} ({}), drawn", Ls, variant.name()));
       write_graph(rep, graph, three_token_graph_dot(variant, device));

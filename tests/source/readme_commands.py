@@ -4,7 +4,7 @@ README itself, not a copy that can drift.
 
 Reads README.md here, independently of scripts/readme-commands, and holds `.ci/run --list` to it:
 the same blocks (command-1, command-2, live-page, python-command at least), in README order, each exactly
-as written. Also refuses a copy of any command's text in .ci/run itself."""
+as written. Also refuses a copy of any command's text in .ci/run itself, and a README over 150 lines."""
 import re
 import subprocess
 import sys
@@ -18,6 +18,9 @@ marked = re.findall(r"^<!-- ([A-Za-z0-9_-]+) -->[ \t]*\n(?:[ \t]*\n)*```bash[ \t
 expected = [(name, body.rstrip("\n")) for name, body in marked]
 names = [n for n, _ in expected]
 failures = []
+# The README is what a newcomer reads first: short, pointing into docs/ for the rest.
+if len(readme.splitlines()) > 150:
+    failures.append(f"README.md has {len(readme.splitlines())} lines; keep it to 150 and move the rest into docs/")
 for want in ("command-1", "command-2", "live-page", "python-command"):
     if want not in names:
         failures.append(f"README.md has no ```bash block after <!-- {want} -->")
