@@ -5,6 +5,8 @@
 #include "three_token_graph.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 
@@ -184,7 +186,7 @@ std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, Thr
   return to_html(pages, fmt::format("three tokens: the backward of L = {}, step by step", variants.at(0).data.loss_name()));
 }
 
-std::string three_token_page_data(const ThreeTokenVariant& variant, ThreeTokenFault fault, Device device) {
+nlohmann::json three_token_page_data(const ThreeTokenVariant& variant, ThreeTokenFault fault, Device device) {
   std::vector<PrimitiveGraph> keep;
   return page_data(page_variants({variant}, fault, device, false, keep));
 }

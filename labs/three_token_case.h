@@ -151,6 +151,6 @@ std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, Thr
                              Device device = Device::cpu);
 // The same page's data for one variant, without Graphviz (the page lays the graph out itself):
 // what the live page's WebAssembly build returns on every edit (viz/html.h: page_data).
-std::string three_token_page_data(const ThreeTokenVariant& variant, ThreeTokenFault fault, Device device = Device::cpu);
+nlohmann::json three_token_page_data(const ThreeTokenVariant& variant, ThreeTokenFault fault, Device device = Device::cpu);
 
 }  // namespace hg::lab

@@ -17,17 +17,10 @@ namespace {
 
 using nlohmann::json;
 
-// JSON has no infinities or NaN: those are the strings the page reads back ("inf", "-inf", "nan").
-json number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  return v;
-}
-
 json tensor_json(const Tensor& t) {
   const Tensor c = t.detach().to(Device::cpu).to(DType::f64).contiguous();
   json values = json::array();
-  for (double v : c.to_vector()) values.push_back(number(v));
+  for (double v : c.to_vector()) values.push_back(json_number(v));
   return {{"shape", c.shape()}, {"values", values}};
 }
 
@@ -109,7 +102,7 @@ json tangent_json(const ThreeTokenVariant& v, const ThreeTokenDirection& dir) {
   return {{"name", dir.name()},           {"S", tensor_json(t.trace.dotS)},     {"D", tensor_json(t.trace.dotD)},
           {"P", tensor_json(t.trace.dotP)}, {"O", tensor_json(t.trace.dotO)},   {"O_engine", tensor_json(t.engine)},
           {"O_numeric", tensor_json(t.numeric_O)}, {"P_numeric", tensor_json(t.numeric_P)},
-          {"dL", number(t.dL)},             {"dL_reverse", number(t.dL_reverse)}};
+          {"dL", json_number(t.dL)},        {"dL_reverse", json_number(t.dL_reverse)}};
 }
 
 }  // namespace
@@ -133,11 +126,11 @@ std::string three_token_live(const std::string& request) {
     const AttentionTrace t = three_token_trace(v);
     json answer = {{"ok", true},
                    {"loss", d.loss_name()},
-                   {"L", number(t.O.at({d.row, d.col}))},
+                   {"L", json_number(t.O.at({d.row, d.col}))},
                    {"variant", v.name()},
                    {"is_text", d.is_text()},
                    {"forward", {{"S", tensor_json(t.S)}, {"P", tensor_json(t.P)}, {"O", tensor_json(t.O)}}},
-                   {"page", json::parse(three_token_page_data(v, r.fault))},
+                   {"page", three_token_page_data(v, r.fault)},
                    {"report", rep.json()},
                    {"compared", rep.compared()},
                    {"mismatches", rep.mismatches()},

@@ -5,6 +5,7 @@
 #include "viz/html.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -27,72 +28,16 @@ namespace hg {
 
 namespace {
 
-// ---------------------------------------------------------------- JSON, written by hand
-
-std::string json_string(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': q += "\\\""; break;
-      case '\\': q += "\\\\"; break;
-      case '\n': q += "\\n"; break;
-      case '\r': break;
-      case '\t': q += "\\t"; break;
-      case '<': q += "\\u003c"; break;  // a name holding "</script>" cannot end the page's script
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) q += fmt::format("\\u{:04x}", c);
-        else q += c;
-    }
-  }
-  return q + "\"";
-}
-
-// A number; JSON has no infinities or NaN, so those are strings the page reads back.
-std::string json_number(double v) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v < 0 ? "\"-inf\"" : "\"inf\"";
-  return fmt::format("{:.17g}", v);
-}
-
-std::string json_numbers(const std::vector<double>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += json_number(v[i]);
-  }
-  return s + "]";
-}
-
-std::string json_shape(const Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? "," : "", shape[i]);
-  return s + "]";
-}
-
-// Builds one JSON object field by field: {"a":1,"b":"x"}.
-struct Object {
-  std::string body;
-  Object& raw(const std::string& key, const std::string& value) {
-    if (!body.empty()) body += ',';
-    body += json_string(key);
-    body += ':';
-    body += value;
-    return *this;
-  }
-  Object& str(const std::string& key, const std::string& value) { return raw(key, json_string(value)); }
-  std::string done() const { return "{" + body + "}"; }
-};
-
-std::string json_array(const std::vector<std::string>& items) {
-  std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) s += ',';
-    s += items[i];
-  }
-  return s + "]";
-}
+using nlohmann::json;
 
 // ---------------------------------------------------------------- values
+
+// Each number as the page reads it (json_number: NaN and the infinities as strings).
+json numbers_json(const std::vector<double>& v) {
+  json a = json::array();
+  for (double x : v) a.push_back(json_number(x));
+  return a;
+}
 
 // The page keeps every value of a tensor up to this many elements; beyond, only its shape.
 constexpr int64_t kValuesKept = 1 << 14;
@@ -103,14 +48,17 @@ std::vector<double> values_of(const Tensor& t) {
 }
 
 // {"label":..., "shape":[...], "values":[...] or null} for a tensor the graph may no longer hold.
-std::string tensor_json(const std::string& label, const Shape& shape, const Tensor& t) {
-  Object o;
-  o.str("label", label).raw("shape", json_shape(shape));
+json tensor_json(const std::string& label, const Shape& shape, const Tensor& t) {
+  json o = {{"label", label}, {"shape", shape}};
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  if (t.defined() && n <= kValuesKept) o.raw("values", json_numbers(values_of(t)));
-  else o.raw("values", "null").str("why", t.defined() ? fmt::format("{} elements: too many to keep", n) : "gone");
-  return o.done();
+  if (t.defined() && n <= kValuesKept) {
+    o["values"] = numbers_json(values_of(t));
+  } else {
+    o["values"] = nullptr;
+    o["why"] = t.defined() ? fmt::format("{} elements: too many to keep", n) : "gone";
+  }
+  return o;
 }
 
 Tensor alive(const std::weak_ptr<TensorImpl>& ref) { return Tensor(ref.lock()); }
@@ -131,24 +79,24 @@ Tensor central_difference(const HtmlOptions& o, const std::string& name, const s
 }
 
 // The check of one finished gradient against its central difference: the fields the page reads.
-void check_fields(Object& o, const HtmlOptions& opt, const std::string& name, const Shape& shape,
+void check_fields(json& o, const HtmlOptions& opt, const std::string& name, const Shape& shape,
                   const std::vector<double>& grad, const Tensor& value) {
   const int64_t n = static_cast<int64_t>(grad.size());
   if (!opt.recompute) {
-    o.str("check", "not checked (no recompute function given)");
+    o["check"] = "not checked (no recompute function given)";
     return;
   }
   if (n > opt.check_limit) {
-    o.str("check", fmt::format("not checked ({} elements)", n));
+    o["check"] = fmt::format("not checked ({} elements)", n);
     return;
   }
   if (!value.defined()) {
-    o.str("check", "not checked (its value is gone)");
+    o["check"] = "not checked (its value is gone)";
     return;
   }
   Tensor fd = central_difference(opt, name, values_of(value), shape);
   if (!fd.defined()) {
-    o.str("check", fmt::format("not checked (recompute cannot replace '{}')", name));
+    o["check"] = fmt::format("not checked (recompute cannot replace '{}')", name);
     return;
   }
   const std::vector<double> num = fd.to_vector();
@@ -160,7 +108,9 @@ void check_fields(Object& o, const HtmlOptions& opt, const std::string& name, co
     if (std::isnan(d)) worst = d;
     else if (!std::isnan(worst)) worst = std::max(worst, d);
   }
-  o.raw("fd", json_numbers(num)).raw("err", json_number(worst)).raw("ok", ok ? "true" : "false");
+  o["fd"] = numbers_json(num);
+  o["err"] = json_number(worst);
+  o["ok"] = ok;
 }
 
 // ---------------------------------------------------------------- the graph as SVG
@@ -192,7 +142,7 @@ std::string render_svg(const std::string& dot) {
 
 // ---------------------------------------------------------------- one variant
 
-std::string variant_json(const HtmlVariant& var) {
+json variant_json(const HtmlVariant& var) {
   const Tensor& root = var.root;
   if (!root.defined() || !root.impl()->node)
     fail("to_html", "'{}': the root has no graph (a leaf, or made under no_grad); give a result of recorded ops",
@@ -211,45 +161,40 @@ std::string variant_json(const HtmlVariant& var) {
       if (in.id != 0 && in.needs_grad) ++edges_left[in.id];
   std::unordered_map<uint64_t, std::vector<double>> wholes;  // each gradient so far
 
-  std::vector<std::string> steps;
+  json steps = json::array();
   BackwardObserver obs;
   obs.after = [&](size_t i, const Node& n, const std::vector<Tensor>& gout, const std::vector<Tensor>& gin) {
-    std::vector<std::string> outs, ins;
+    json outs = json::array(), ins = json::array();
     for (size_t k = 0; k < n.outputs.size(); ++k)
       outs.push_back(tensor_json(n.outputs[k].current_label(), n.outputs[k].shape, gout[k]));
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const InputSlot& in = n.inputs[k];
       if (k >= gin.size() || !gin[k].defined() || in.id == 0) continue;
       const std::string label = in.current_label();
-      Object g;
-      g.str("label", label).raw("shape", json_shape(in.shape));
       const std::vector<double> part = values_of(gin[k]);
-      g.raw("values", json_numbers(part));
+      json g = {{"label", label}, {"shape", in.shape}, {"values", numbers_json(part)}};
       std::vector<double>& whole = wholes[in.id];
       if (whole.empty()) whole.assign(part.size(), 0.0);
       for (size_t e = 0; e < part.size() && e < whole.size(); ++e) whole[e] += part[e];
       const int left = --edges_left[in.id];
       if (left > 0) {
-        g.str("check", fmt::format("partial: {} more contribution{} to come; checked when whole", left,
-                                   left == 1 ? "" : "s"));
+        g["check"] = fmt::format("partial: {} more contribution{} to come; checked when whole", left, left == 1 ? "" : "s");
       } else {
-        if (whole != part) g.raw("total", json_numbers(whole));
+        if (whole != part) g["total"] = numbers_json(whole);
         check_fields(g, opt, label, in.shape, whole, in.leaf ? Tensor(in.leaf) : alive(in.ref));
       }
       auto tv = opt.text_values.find(label);
-      if (tv != opt.text_values.end()) g.raw("text", json_numbers(tv->second));
-      ins.push_back(g.done());
+      if (tv != opt.text_values.end()) g["text"] = numbers_json(tv->second);
+      ins.push_back(std::move(g));
     }
     const std::string first = n.outputs.empty() ? "" : n.outputs[0].current_label();
     auto rule = opt.rules.find(first);
-    steps.push_back(Object()
-                        .raw("entry", std::to_string(i))
-                        .str("op", n.op)
-                        .str("site", n.call_site())
-                        .str("rule", rule == opt.rules.end() ? "" : rule->second)
-                        .raw("gout", json_array(outs))
-                        .raw("gin", json_array(ins))
-                        .done());
+    steps.push_back({{"entry", i},
+                     {"op", n.op},
+                     {"site", n.call_site()},
+                     {"rule", rule == opt.rules.end() ? "" : rule->second},
+                     {"gout", std::move(outs)},
+                     {"gin", std::move(ins)}});
   };
   BackwardOptions bo;
   bo.retain_graph = true;  // keeps the saved tensors for the node panel and the drawn graph
@@ -258,41 +203,49 @@ std::string variant_json(const HtmlVariant& var) {
 
   std::unordered_map<const Node*, size_t> index_of;  // which tape entry made an input: the graph's edges
   for (size_t i = 0; i < tape.size(); ++i) index_of[tape[i].get()] = i;
-  std::vector<std::string> nodes;
+  json nodes = json::array();
   for (size_t i = 0; i < tape.size(); ++i) {
     const Node& n = *tape[i];
-    std::vector<std::string> ins, outs, saved;
+    json ins = json::array(), outs = json::array(), saved = json::array();
     for (const InputSlot& in : n.inputs) {
       if (in.id == 0) continue;
-      std::string t = tensor_json(in.current_label(), in.shape, in.leaf ? Tensor(in.leaf) : alive(in.ref));
+      json t = tensor_json(in.current_label(), in.shape, in.leaf ? Tensor(in.leaf) : alive(in.ref));
       auto from = in.node ? index_of.find(in.node.get()) : index_of.end();
-      t.insert(t.size() - 1, fmt::format(",\"kind\":\"{}\",\"from\":{}", in.node ? "result" : in.leaf ? "leaf" : "constant",
-                                         from == index_of.end() ? "null" : std::to_string(from->second)));
-      ins.push_back(t);
+      t["kind"] = in.node ? "result" : in.leaf ? "leaf" : "constant";
+      t["from"] = from == index_of.end() ? json(nullptr) : json(from->second);
+      ins.push_back(std::move(t));
     }
     for (const OutputSlot& out : n.outputs) outs.push_back(tensor_json(out.current_label(), out.shape, alive(out.ref)));
     for (const SavedTensor& s : n.saved)
       saved.push_back(tensor_json(saved_name(n, s), s.data.defined() ? s.data.shape() : Shape{}, s.data));
-    nodes.push_back(Object()
-                        .raw("index", std::to_string(i))
-                        .str("op", n.op)
-                        .str("site", n.call_site())
-                        .raw("inputs", json_array(ins))
-                        .raw("outputs", json_array(outs))
-                        .raw("saved", json_array(saved))
-                        .done());
+    nodes.push_back({{"index", i},
+                     {"op", n.op},
+                     {"site", n.call_site()},
+                     {"inputs", std::move(ins)},
+                     {"outputs", std::move(outs)},
+                     {"saved", std::move(saved)}});
   }
   const std::string svg = opt.draw_graph ? render_svg(to_dot(root)) : "";
-  return Object()
-      .str("name", var.name)
-      .str("title", opt.title)
-      .str("intro", opt.intro)
-      .str("root", root.label())
-      .raw("table_limit", std::to_string(opt.table_limit))
-      .raw("svg", svg.empty() ? "null" : json_string(svg))
-      .raw("nodes", json_array(nodes))
-      .raw("steps", json_array(steps))
-      .done();
+  return {{"name", var.name},
+          {"title", opt.title},
+          {"intro", opt.intro},
+          {"root", root.label()},
+          {"table_limit", opt.table_limit},
+          {"svg", svg.empty() ? json(nullptr) : json(svg)},
+          {"nodes", std::move(nodes)},
+          {"steps", std::move(steps)}};
+}
+
+// JSON text to sit inside the page's <script>: a "</script>" in a name or in the SVG would end that
+// element early, so every '<' (found only inside strings) is written as JSON's \u003c. A name that
+// is not UTF-8 gets U+FFFD in its place rather than an exception.
+std::string script_json(const json& data) {
+  std::string text;
+  for (char c : data.dump(-1, ' ', false, json::error_handler_t::replace)) {
+    if (c == '<') text += "\\u003c";
+    else text += c;
+  }
+  return text;
 }
 
 std::string escape_html(const std::string& s) {
@@ -308,15 +261,21 @@ std::string escape_html(const std::string& s) {
 
 }  // namespace
 
-std::string page_data(const std::vector<HtmlVariant>& variants) {
+json json_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  return v;
+}
+
+json page_data(const std::vector<HtmlVariant>& variants) {
   if (variants.empty()) fail("to_html", "no variants given; pass at least one scalar root");
-  std::vector<std::string> vs;
+  json vs = json::array();
   for (const HtmlVariant& v : variants) vs.push_back(variant_json(v));
-  return json_array(vs);
+  return vs;
 }
 
 std::string to_html(const std::vector<HtmlVariant>& variants, const std::string& title) {
-  const std::string data = page_data(variants);
+  const std::string data = script_json(page_data(variants));
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "engine/tensor.h"
 
 namespace hg {
@@ -56,7 +58,11 @@ std::string to_html(const Tensor& root, const HtmlOptions& options = {});
 // The JSON the page's script reads: one object per variant ({name, title, intro, root, svg,
 // nodes[], steps[]}, as viz/page_assets.h describes). The live page asks the WebAssembly build for
 // it on every edit. Runs each root's backward as to_html does.
-std::string page_data(const std::vector<HtmlVariant>& variants);
+nlohmann::json page_data(const std::vector<HtmlVariant>& variants);
+
+// A number as the pages read it: JSON has no infinities or NaN, so those are the strings "inf",
+// "-inf" and "nan" (the pages' num() reads them back); every other number is itself.
+nlohmann::json json_number(double v);
 
 // The live page of the three-token example: the step-through page with an editor of its inputs
 // above it (viz/live.js), and `module_js` — the library built as WebAssembly with the lab's one call

@@ -3,6 +3,8 @@
 // the library itself — built as WebAssembly, inlined above as handgradLive — recomputes the
 // example (labs/three_token_live.h): the forward, the backward step by step with each step's
 // central differences, the lab's comparisons with the text, a tangent; page.js draws the steps.
+// page.js, the script before this one, also gives the helpers used here: $, esc, num, fmt and
+// tensorBox (a tensor's name, shape and table, each cell's class from mark(i)).
 (() => {
   const TEXT = { Q: [[1, 0], [0, 1], [1, 1]], K: [[1, 0], [0, 1], [1, 1]], V: [[1, 0], [0, 2], [3, 3]] };
   const copy = (m) => m.map((r) => r.slice());
@@ -11,14 +13,8 @@
     mode: "backward", jvp: { input: "q", row: 2, col: 1 }, module: null, last: null, times: [], error: null,
   };
   window.hgLive = live;
-  const $ = (id) => document.getElementById(id);
-  const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  const num = (v) => (typeof v === "string" ? Number(v.replace("inf", "Infinity")) : v);
-  const f3 = (v) => {
-    if (v === null || v === undefined) return "—";
-    v = num(v);
-    return Number.isFinite(v) ? v.toFixed(3) : Number.isNaN(v) ? "nan" : v < 0 ? "−inf" : "inf";
-  };
+  // The report writes a number it has no value for as null: a dash.
+  const f3 = (v) => (v === null || v === undefined ? "—" : fmt(v));
   const sub = (i) => String(i).split("").map((c) => "₀₁₂₃₄₅₆₇₈₉"[Number(c)]).join("");
   const T = () => live.Q.length, dk = () => live.Q[0].length, dv = () => live.V[0].length;
 
@@ -72,31 +68,24 @@
   }
 
   // ------------------------------------------------------------ what the library answered
-  function matrixTable(name, t, cell) {
-    const cols = t.shape.length > 1 ? t.shape[t.shape.length - 1] : 1;
-    let h = `<div class="tensor"><div><span class="name">${name}</span> <span class="shape">(${t.shape.join(", ")})</span></div><table class="m">`;
-    for (let r = 0; r < t.values.length / cols; ++r) {
-      h += "<tr>";
-      for (let c = 0; c < cols; ++c) {
-        const v = t.values[r * cols + c], extra = cell ? cell(r, c) : "";
-        h += `<td data-v="${v}" title="${num(v)}"${extra}>${f3(v)}</td>`;
-      }
-      h += "</tr>";
-    }
-    return h + "</table></div>";
-  }
+  // Whether entry i (row-major) of a matrix with `cols` columns is where L sits: O[row][col].
+  const isLoss = (i, cols) => i === live.loss[0] * cols + live.loss[1];
   function drawForward(a) {
-    const [lr, lc] = live.loss;
+    const O = a.forward.O;
     let h = `<div class="note">the forward (${esc(a.variant)}); click any entry of O to make it L</div><div class="row">`;
-    h += matrixTable("S", a.forward.S) + matrixTable("P = softmax(S)", a.forward.P);
-    h += matrixTable("O = P V", a.forward.O, (r, c) => ` class="pick${r === lr && c === lc ? " loss" : ""}" data-r="${r}" data-c="${c}"`);
+    h += tensorBox("S", a.forward.S) + tensorBox("P = softmax(S)", a.forward.P);
+    h += tensorBox("O = P V", O, (i) => (isLoss(i, O.shape[1]) ? "pick loss" : "pick"));
     h += `</div><div id="loss-line"><span class="name">L = ${esc(a.loss)} = ${f3(a.L)}</span>` +
       (a.is_text && live.scale ? ` <span class="note">the text: 2.007</span>` : "") + `</div>`;
     $("forward").innerHTML = h;
-    document.querySelectorAll("#forward td.pick").forEach((td) => td.addEventListener("click", () => {
-      live.loss = [Number(td.dataset.r), Number(td.dataset.c)];
-      recompute();
-    }));
+    // Each entry of O says where it is (data-r, data-c), and a click makes it L.
+    document.querySelectorAll("#forward td.pick").forEach((td) => {
+      Object.assign(td.dataset, { r: td.parentElement.rowIndex, c: td.cellIndex });
+      td.addEventListener("click", () => {
+        live.loss = [Number(td.dataset.r), Number(td.dataset.c)];
+        recompute();
+      });
+    });
   }
   // The lab's comparisons with the text (its report), as three_token prints them.
   function drawText(a) {
@@ -129,12 +118,11 @@
   function drawTangent(a) {
     const t = a.tangent;
     if (!t) { $("tangent").innerHTML = ""; return; }
-    const [lr, lc] = live.loss;
     const close = Math.abs(num(t.dL) - num(t.dL_reverse)) <= 1e-9 * Math.max(1, Math.abs(num(t.dL_reverse)));
     let h = `<h3>forward mode along ${esc(t.name)}: how every number moves</h3><div class="row">`;
-    h += matrixTable("Ṡ = (Q̇Kᵀ + QK̇ᵀ)·scale", t.S) + matrixTable("rowsum(P ∘ Ṡ)", t.D) + matrixTable("Ṗ = P ∘ (Ṡ − rowsum)", t.P);
-    h += matrixTable("Ṗ, finite diff.", t.P_numeric) + matrixTable("Ȯ = ṖV + PV̇", t.O, (r, c) => (r === lr && c === lc ? ' class="nz"' : ""));
-    h += matrixTable("Ȯ, finite diff.", t.O_numeric) + matrixTable("Ȯ from jvp()", t.O_engine) + `</div>`;
+    h += tensorBox("Ṡ = (Q̇Kᵀ + QK̇ᵀ)·scale", t.S) + tensorBox("rowsum(P ∘ Ṡ)", t.D) + tensorBox("Ṗ = P ∘ (Ṡ − rowsum)", t.P);
+    h += tensorBox("Ṗ, finite diff.", t.P_numeric) + tensorBox("Ȯ = ṖV + PV̇", t.O, (i) => (isLoss(i, t.O.shape[1]) ? "nz" : ""));
+    h += tensorBox("Ȯ, finite diff.", t.O_numeric) + tensorBox("Ȯ from jvp()", t.O_engine) + `</div>`;
     h += `<div id="tangent-verdict" class="${close ? "good" : "bad"}">L̇ = ${f3(t.dL)} (forward mode) and the backward's gradient of that entry ` +
       `${f3(t.dL_reverse)}: ${close ? "the two modes meet in one number ✓" : "they differ ✗"}</div>`;
     $("tangent").innerHTML = h;
