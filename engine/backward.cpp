@@ -101,7 +101,7 @@ void check_saved_versions(const Node& n) {
 // The saved tensors as the backward sees them: constants, or under create_graph the tensors
 // themselves (their gradient flows back through what the backward computes with them).
 // Each at its slot's place in the definition's `saves`: the backward reads saved[slot].
-std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_graph) {
+Saved unpack_saved(const std::shared_ptr<Node>& self, bool create_graph) {
   size_t width = self->def ? self->def->saved_labels().size() : 0;
   for (const SavedTensor& s : self->saved) width = std::max(width, s.slot + 1);
   std::vector<Tensor> out(width);
@@ -119,7 +119,7 @@ std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_
       out[s.slot] = Tensor(std::move(impl));
     }
   }
-  return out;
+  return Saved(std::move(out));
 }
 
 // Runs a node's backward, the engine's choice: without create_graph the fused backward where the
@@ -131,8 +131,8 @@ std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_
 std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vector<Tensor>& gout, bool create_graph) {
   if (!n->backward) fail(n->op, "has no backward function; it cannot be differentiated");
   if (forward_ad_enabled()) {
-    std::vector<Tensor> saved = unpack_saved(n, create_graph);
-    if (!n->second_order() && (detail::any_tangent(gout) || detail::any_tangent(saved)))
+    const Saved saved = unpack_saved(n, create_graph);
+    if (!n->second_order() && (detail::any_tangent(gout) || detail::any_tangent(saved.all())))
       fail(n->op, "forward-mode AD through the backward of {} is not implemented (the node recorded at {}): its "
            "backward is a raw kernel that cannot carry tangents. Differentiate it with reverse mode twice "
            "(create_graph), or compute this gradient outside the dual level.", n->op, n->call_site());
@@ -140,7 +140,7 @@ std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vec
   }
   if (!create_graph) return (n->fused ? n->fused : n->backward)(gout, unpack_saved(n, false));
   if (n->second_order()) return n->backward(gout, unpack_saved(n, true));
-  std::vector<Tensor> saved = unpack_saved(n, false);
+  const Saved saved = unpack_saved(n, false);
 
   std::vector<Tensor> gin;
   {
@@ -150,7 +150,8 @@ std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vec
   std::vector<Tensor> depends_on;  // what the gradients are functions of, as far as a graph is concerned
   for (const Tensor& g : gout)
     if (g.requires_grad()) depends_on.push_back(g);
-  for (const Tensor& s : unpack_saved(n, true))
+  const Saved on_graph = unpack_saved(n, true);  // the saved tensors as the graph's own
+  for (const Tensor& s : on_graph.all())
     if (s.defined() && s.requires_grad()) depends_on.push_back(s);
   std::vector<Tensor> marked;
   for (Tensor& g : gin)
