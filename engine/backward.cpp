@@ -58,7 +58,7 @@ Tensor add_recorded(const Tensor& a, const Tensor& b) {
     out = sum_grads(a, b);
   }
   if (should_record({a, b}))
-    record(kAccumulateGrad, {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kAccumulateGrad, {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{g[0], g[0]};
     }, [](const std::vector<Tensor>& d) {
       if (!d[0].defined() || !d[1].defined()) return std::vector<Tensor>{d[0].defined() ? d[0] : d[1]};
@@ -158,7 +158,7 @@ std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vec
     if (g.defined()) marked.push_back(g = g.detach());
   if (!depends_on.empty() && !marked.empty()) {
     const std::string op = n->op, site = n->call_site();
-    record_node(op + "_backward", nullptr, depends_on, marked, {}, [op, site](const std::vector<Tensor>&, const std::vector<Tensor>&)
+    record_node(op + "_backward", nullptr, depends_on, marked, {}, [op, site](const std::vector<Tensor>&, const Saved&)
            -> std::vector<Tensor> {
              fail(op, "double backward of {} is not implemented (the node recorded at {}): its backward is a "
                   "fused kernel without a derivative of its own. Differentiate twice only through ops whose "

@@ -174,8 +174,8 @@ void record_attention(const Plan& plan, const Problem& p, const Tensor& q, const
   }
   if (plan.live_mask) saved.push_back(save(S::mask, mask));
   record(kAttention, inputs, {kept.O}, std::move(saved),
-         [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return attention_grads(r, g[0], s, true); },
-         [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return attention_grads(r, g[0], s, false); },
+         [r](const std::vector<Tensor>& g, const Saved& s) { return attention_grads(r, g[0], s, true); },
+         [r](const std::vector<Tensor>& g, const Saved& s) { return attention_grads(r, g[0], s, false); },
          [&](const std::vector<Tensor>& d) {
            if (kept.Odot.defined()) return std::vector<Tensor>{kept.Odot};
            Problem pt = p;

@@ -113,10 +113,10 @@ Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const Attent
   if (should_record({qkv})) {
     r.shapes.q = r.shapes.k = r.shapes.v = Tensor();
     record(kAttentionQkv, {qkv}, {f.O}, {save(AttentionQkvSaved::qkv, qkv), save(AttentionQkvSaved::P, f.P)},
-           [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [r](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{composed_grad(r, g[0], s[AttentionQkvSaved::qkv])};
            },
-           [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [r](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{fused_grad(r, g[0], s[AttentionQkvSaved::qkv], s[AttentionQkvSaved::P])};
            },
            [&](const std::vector<Tensor>& d) {
