@@ -117,7 +117,7 @@ Kept run_forward(const Plan& plan, const Problem& p, const Tensor& q, const Tens
 }
 
 // The backward of the planned kernels, from the saved tensors (read by slot).
-Backward run_backward(const Plan& plan, const Problem& p, const std::vector<Tensor>& s, const Tensor& dO) {
+Backward run_backward(const Plan& plan, const Problem& p, const Saved& s, const Tensor& dO) {
   using S = AttentionSaved;
   switch (plan.kernels) {
     case Kernels::ops: return attention_backward(p, s[S::P], dO, plan.need, plan.live_mask);
@@ -137,7 +137,7 @@ struct RecordedAttention {
 
 // The gradients of Q, K, V (and of a live additive mask): the planned kernels' backward, or under
 // create_graph the composed one, summed back to each input's shape.
-std::vector<Tensor> attention_grads(const RecordedAttention& r, const Tensor& dO, const std::vector<Tensor>& s,
+std::vector<Tensor> attention_grads(const RecordedAttention& r, const Tensor& dO, const Saved& s,
                                     bool composed) {
   using S = AttentionSaved;
   Problem pb = r.shapes;

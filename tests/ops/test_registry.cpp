@@ -212,8 +212,8 @@ TEST_CASE("registry: the backward reads each saved tensor at its slot, an absent
   Tensor out = mul(x.detach(), w);
   bool u_absent = false;
   record(kScaleBy, {x}, {out}, {save(w_slot, w)}, [&](const std::vector<Tensor>& g, const Saved& s) {
-    u_absent = !s.at(u_slot).defined();
-    return std::vector<Tensor>{mul(g[0], s.at(w_slot))};
+    u_absent = !s[u_slot].defined();
+    return std::vector<Tensor>{mul(g[0], s[w_slot])};
   });
   sum(out).backward();
   CHECK(u_absent);
