@@ -58,7 +58,7 @@ Tensor add_recorded(const Tensor& a, const Tensor& b) {
     out = sum_grads(a, b);
   }
   if (should_record({a, b}))
-    record(kAccumulateGrad, {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kAccumulateGrad, {a, b}, {out}, {}, [](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{g[0], g[0]};
     }, [](const std::vector<Tensor>& d) {
       if (!d[0].defined() || !d[1].defined()) return std::vector<Tensor>{d[0].defined() ? d[0] : d[1]};
@@ -101,7 +101,7 @@ void check_saved_versions(const Node& n) {
 // The saved tensors as the backward sees them: constants, or under create_graph the tensors
 // themselves (their gradient flows back through what the backward computes with them).
 // Each at its slot's place in the definition's `saves`: the backward reads saved[slot].
-std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_graph) {
+Saved unpack_saved(const std::shared_ptr<Node>& self, bool create_graph) {
   size_t width = self->def ? self->def->saved_labels().size() : 0;
   for (const SavedTensor& s : self->saved) width = std::max(width, s.slot + 1);
   std::vector<Tensor> out(width);
@@ -119,7 +119,7 @@ std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_
       out[s.slot] = Tensor(std::move(impl));
     }
   }
-  return out;
+  return Saved(std::move(out));
 }
 
 // Runs a node's backward, the engine's choice: without create_graph the fused backward where the
@@ -131,8 +131,8 @@ std::vector<Tensor> unpack_saved(const std::shared_ptr<Node>& self, bool create_
 std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vector<Tensor>& gout, bool create_graph) {
   if (!n->backward) fail(n->op, "has no backward function; it cannot be differentiated");
   if (forward_ad_enabled()) {
-    std::vector<Tensor> saved = unpack_saved(n, create_graph);
-    if (!n->second_order() && (detail::any_tangent(gout) || detail::any_tangent(saved)))
+    const Saved saved = unpack_saved(n, create_graph);
+    if (!n->second_order() && (detail::any_tangent(gout) || detail::any_tangent(saved.all())))
       fail(n->op, "forward-mode AD through the backward of {} is not implemented (the node recorded at {}): its "
            "backward is a raw kernel that cannot carry tangents. Differentiate it with reverse mode twice "
            "(create_graph), or compute this gradient outside the dual level.", n->op, n->call_site());
@@ -140,7 +140,7 @@ std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vec
   }
   if (!create_graph) return (n->fused ? n->fused : n->backward)(gout, unpack_saved(n, false));
   if (n->second_order()) return n->backward(gout, unpack_saved(n, true));
-  std::vector<Tensor> saved = unpack_saved(n, false);
+  const Saved saved = unpack_saved(n, false);
 
   std::vector<Tensor> gin;
   {
@@ -150,14 +150,15 @@ std::vector<Tensor> call_backward(const std::shared_ptr<Node>& n, const std::vec
   std::vector<Tensor> depends_on;  // what the gradients are functions of, as far as a graph is concerned
   for (const Tensor& g : gout)
     if (g.requires_grad()) depends_on.push_back(g);
-  for (const Tensor& s : unpack_saved(n, true))
+  const Saved on_graph = unpack_saved(n, true);  // the saved tensors as the graph's own
+  for (const Tensor& s : on_graph.all())
     if (s.defined() && s.requires_grad()) depends_on.push_back(s);
   std::vector<Tensor> marked;
   for (Tensor& g : gin)
     if (g.defined()) marked.push_back(g = g.detach());
   if (!depends_on.empty() && !marked.empty()) {
     const std::string op = n->op, site = n->call_site();
-    record_node(op + "_backward", nullptr, depends_on, marked, {}, [op, site](const std::vector<Tensor>&, const std::vector<Tensor>&)
+    record_node(op + "_backward", nullptr, depends_on, marked, {}, [op, site](const std::vector<Tensor>&, const Saved&)
            -> std::vector<Tensor> {
              fail(op, "double backward of {} is not implemented (the node recorded at {}): its backward is a "
                   "fused kernel without a derivative of its own. Differentiate twice only through ops whose "

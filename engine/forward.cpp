@@ -24,7 +24,7 @@ constexpr OpDef kUnpackDual{.name = "unpack_dual", .saves_nothing = "an identity
                             .derivation = "engine/forward.cpp", .checked_by = "tests/engine/test_forward.cpp",
                             .tangent = "none: the primal is the value alone"};
 
-std::vector<Tensor> pass_through(const std::vector<Tensor>& g, const std::vector<Tensor>&) { return {g[0]}; }
+std::vector<Tensor> pass_through(const std::vector<Tensor>& g, const Saved&) { return {g[0]}; }
 }  // namespace
 
 std::span<const OpDef* const> forward_defs() {

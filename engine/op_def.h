@@ -12,9 +12,11 @@
 // Its saved tensors are named once, in `saves`; the code names a slot by its label, resolved when
 // the program is compiled (a label the definition does not list fails to compile):
 //   struct CubeSaved { static constexpr SavedSlot x = kCube.slot("input x"); };
-//   record(kCube, {x}, {out}, {save(CubeSaved::x, x)}, [](const auto& g, const auto& s) { ... s[CubeSaved::x] ... });
-// The backward reads saved[slot] at the slot's place in `saves`, whichever of the sometimes-saved
-// tensors were saved (an undefined Tensor where one was not).
+//   record(kCube, {x}, {out}, {save(CubeSaved::x, x)},
+//          [](const std::vector<Tensor>& g, const Saved& s) { ... s[CubeSaved::x] ... });
+// The backward reads saved[slot] (engine/saved.h: by slot only, never by a number) at the slot's
+// place in `saves`, whichever of the sometimes-saved tensors were saved (an undefined Tensor where
+// one was not).
 #pragma once
 #include <cstddef>
 #include <span>
@@ -24,11 +26,11 @@ namespace hg {
 
 struct OpDef;
 
-// One of a definition's saved tensors: the definition and the tensor's place in its `saves`.
+// One of a definition's saved tensors: the definition and the tensor's place in its `saves`. It is
+// not a number: a backward reads saved[slot] with it (engine/saved.h), and a bare index does not compile.
 struct SavedSlot {
   const OpDef* def = nullptr;
   size_t index = 0;
-  constexpr operator size_t() const { return index; }  // saved[slot]
 };
 
 namespace detail {

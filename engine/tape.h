@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/op_def.h"
+#include "engine/saved.h"
 #include "engine/tangents.h"
 #include "engine/tensor.h"
 
@@ -112,8 +113,8 @@ struct SavedTensor {
 // A backward function maps the gradients of a node's outputs (one per output; an output that
 // received no gradient gets zeros) and its saved tensors to one gradient per input (an undefined
 // Tensor where the input needs none). It runs with grad mode off, or on under create_graph.
-using BackwardFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& grad_outputs,
-                                                     const std::vector<Tensor>& saved)>;
+// The saved tensors come as a Saved, read by slot (engine/saved.h).
+using BackwardFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& grad_outputs, const Saved& saved)>;
 
 struct Node {
   std::string op;             // its definition's name (or, for a gradient that refuses a second order, "<op>_backward")

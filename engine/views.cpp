@@ -50,7 +50,7 @@ Tensor place_in_zeros(const OpDef& def, const Tensor& g, const Shape& base_shape
     read(gin).copy_(g);
   }
   if (should_record({g}))
-    record(def, {g}, {gin}, {}, [read](const std::vector<Tensor>& gg, const std::vector<Tensor>&) {
+    record(def, {g}, {gin}, {}, [read](const std::vector<Tensor>& gg, const Saved&) {
       return std::vector<Tensor>{read(gg[0])};
     }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{place_in_zeros(def, d[0], base_shape, read)}; });
   return gin;
@@ -79,7 +79,7 @@ Tensor Tensor::permute(const Shape& order, Site where) const {
   }
   Tensor out = make_view(*this, shp, st, offset());
   // forward: out[i0..] = x[i_order...]; backward permutes the gradient back with the inverse order
-  return recorded(kPermute, *this, out, [inverse](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kPermute, *this, out, [inverse](const std::vector<Tensor>& g, const Saved&) {
     return std::vector<Tensor>{g[0].permute(inverse)};
   }, [&](const Tensor& t) { return t.permute(order); }, where);
 }
@@ -114,7 +114,7 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step, Site w
   Tensor out = make_view(*this, shp, st, offset() + start * strides()[d]);
   // backward: the slice's gradient lands in its place in a zero tensor of the base's shape
   Shape base_shape = shape();
-  return recorded(kSlice, *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kSlice, *this, out, [=](const std::vector<Tensor>& g, const Saved&) {
     return std::vector<Tensor>{place_in_zeros(kSliceBackward, g[0], base_shape, [=](const Tensor& b) { return b.slice(d, start, end, step); })};
   }, [=](const Tensor& t) { return t.slice(d, start, end, step); }, where);
 }
@@ -131,7 +131,7 @@ Tensor Tensor::select(int64_t d, int64_t index, Site where) const {
   st.erase(st.begin() + d);
   Tensor out = make_view(*this, shp, st, offset() + i * strides()[d]);
   Shape base_shape = shape();
-  return recorded(kSelect, *this, out, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kSelect, *this, out, [=](const std::vector<Tensor>& g, const Saved&) {
     return std::vector<Tensor>{place_in_zeros(kSelectBackward, g[0], base_shape, [=](const Tensor& b) { return b.select(d, i); })};
   }, [=](const Tensor& t) { return t.select(d, i); }, where);
 }
@@ -217,7 +217,7 @@ Tensor Tensor::view(const Shape& to_shape, Site where) const {
          ".contiguous().view(...)", shape_str(shape()), shape_str(strides()), shape_str(to), fmt::join(to, ", "));
   Tensor out = make_view(*this, to, st, offset());
   Shape from = shape();
-  return recorded(kView, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kView, *this, out, [from](const std::vector<Tensor>& g, const Saved&) {
     return std::vector<Tensor>{g[0].reshape(from)};
   }, [&](const Tensor& t) { return t.reshape(to); }, where);  // reshape: a tangent may be laid out otherwise
 }
@@ -261,7 +261,7 @@ Tensor Tensor::clone(Site where) const {
     NoGradGuard ng;
     out.copy_(*this);
   }
-  return recorded(kClone, *this, out, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kClone, *this, out, [](const std::vector<Tensor>& g, const Saved&) {
     return std::vector<Tensor>{g[0]};
   }, [](const Tensor& t) { return t; }, where);
 }
@@ -287,7 +287,7 @@ Tensor Tensor::to(DType t, Site where) const {
   }
   if (!is_floating(t) || !is_floating(dtype())) return out;  // index/mask conversions are not differentiable
   DType from = dtype();
-  return recorded(kToDtype, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kToDtype, *this, out, [from](const std::vector<Tensor>& g, const Saved&) {
     return std::vector<Tensor>{g[0].to(from)};
   }, [t](const Tensor& dot) { return dot.to(t); }, where);
 }
@@ -306,7 +306,7 @@ Tensor Tensor::to(Device d, Site where) const {
     out.copy_(*this);
   }
   Device from = device();
-  return recorded(kToDevice, *this, out, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+  return recorded(kToDevice, *this, out, [from](const std::vector<Tensor>& g, const Saved&) {
     return std::vector<Tensor>{g[0].to(from)};
   }, [d](const Tensor& dot) { return dot.to(d); }, where);
 }

@@ -256,7 +256,7 @@ Tensor softmax_without_gbar(const Tensor& S) {
   }
   static constexpr SavedSlot kOutput = kSoftmaxNoGbar.slot("output");
   return recorded_faulty(kSoftmaxNoGbar, {S}, P, {save(kOutput, P)},
-                         [](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+                         [](const std::vector<Tensor>& g, const Saved& sv) {
                            return std::vector<Tensor>{mul(sv[kOutput], g[0])};
                          });
 }
@@ -276,7 +276,7 @@ Tensor matmul_faulty(const Tensor& a, const Tensor& b, bool transpose_db) {
   const SavedSlot a_slot{&def, kMatmulWrongDv.slot("left operand a").index},
       b_slot{&def, kMatmulWrongDv.slot("right operand b").index};
   return recorded_faulty(def, {a, b}, out, {save(a_slot, a), save(b_slot, b)},
-                         [transpose_db, a_slot, b_slot](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+                         [transpose_db, a_slot, b_slot](const std::vector<Tensor>& g, const Saved& sv) {
                            const Tensor da = matmul(g[0], sv[b_slot].transpose(0, 1));
                            const Tensor db = transpose_db ? matmul(sv[a_slot].transpose(0, 1), g[0].transpose(0, 1))
                                                           : matmul(sv[a_slot], g[0]);
@@ -292,7 +292,7 @@ Tensor scale_forgotten(const Tensor& x, double c) {
     out = mul(x, c);
   }
   return recorded_faulty(kScaleForgotten, {x}, out, {},
-                         [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return std::vector<Tensor>{g[0]}; });
+                         [](const std::vector<Tensor>& g, const Saved&) { return std::vector<Tensor>{g[0]}; });
 }
 }  // namespace
 PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v, Device device,

@@ -68,14 +68,16 @@ TiledTangent run_tiled_tangent(const Problem& p, const Tensor& dq, const Tensor&
                    }()));
 }
 
-Backward run_tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need) {
-  return on_device("attention backward", {p.q, O, dO}, [&] { return tiled_backward(p, O, L, dO, need); }, HG_CUDA([&] {
+Backward run_tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need,
+                            bool live_mask) {
+  return on_device("attention backward", {p.q, O, dO}, [&] { return tiled_backward(p, O, L, dO, need, live_mask); },
+                   HG_CUDA([&] {
     Backward b;
     if (need.q || need.k || need.v)
       cuda::attention_tiled_backward(p.q, p.k, p.v, p.mask, p.scale, p.causal, O, L, dO, need.q ? &b.dQ : nullptr,
                                      need.k ? &b.dK : nullptr, need.v ? &b.dV : nullptr, nullptr);
     // A live mask's gradient summed to the mask's shape in the kernel: no (batch..., Tq, Tk) dS.
-    if (need.ds) b.dMask = cuda::attention_tiled_mask_grad(p.q, p.k, p.v, p.mask, p.scale, p.causal, O, L, dO);
+    if (live_mask) b.dMask = cuda::attention_tiled_mask_grad(p.q, p.k, p.v, p.mask, p.scale, p.causal, O, L, dO);
     return b;
   }()));
 }
@@ -100,7 +102,7 @@ Kept run_forward(const Plan& plan, const Problem& p, const Tensor& q, const Tens
       return {.O = f.O, .P = f.P};
     }
     case Kernels::fused: {
-      const Forward f = fused_forward(p);
+      const Forward f = fused_forward(p, SliceReader::plain());
       return {.O = f.O, .P = f.P};
     }
     case Kernels::tiled:
@@ -115,12 +117,13 @@ Kept run_forward(const Plan& plan, const Problem& p, const Tensor& q, const Tens
 }
 
 // The backward of the planned kernels, from the saved tensors (read by slot).
-Backward run_backward(const Plan& plan, const Problem& p, const std::vector<Tensor>& s, const Tensor& dO) {
+Backward run_backward(const Plan& plan, const Problem& p, const Saved& s, const Tensor& dO) {
   using S = AttentionSaved;
   switch (plan.kernels) {
-    case Kernels::ops: return attention_backward(p, s[S::P], dO, plan.need);
-    case Kernels::fused: return fused_backward(p, s[S::P], dO, plan.need);
-    case Kernels::tiled: return run_tiled_backward(p, s[S::O], s[S::L], dO, plan.need);
+    case Kernels::ops: return attention_backward(p, s[S::P], dO, plan.need, plan.live_mask);
+    case Kernels::fused:
+      return fused_backward(p, s[S::P], dO, plan.need, plan.live_mask, SliceReader::plain(), GradientWriters{});
+    case Kernels::tiled: return run_tiled_backward(p, s[S::O], s[S::L], dO, plan.need, plan.live_mask);
   }
   return {};
 }
@@ -134,7 +137,7 @@ struct RecordedAttention {
 
 // The gradients of Q, K, V (and of a live additive mask): the planned kernels' backward, or under
 // create_graph the composed one, summed back to each input's shape.
-std::vector<Tensor> attention_grads(const RecordedAttention& r, const Tensor& dO, const std::vector<Tensor>& s,
+std::vector<Tensor> attention_grads(const RecordedAttention& r, const Tensor& dO, const Saved& s,
                                     bool composed) {
   using S = AttentionSaved;
   Problem pb = r.shapes;
@@ -142,11 +145,11 @@ std::vector<Tensor> attention_grads(const RecordedAttention& r, const Tensor& dO
   pb.k = expand(s[S::k], with_last2(pb.batch, pb.Tk, pb.dk));
   pb.v = expand(s[S::v], with_last2(pb.batch, pb.Tk, pb.dv));
   const Needs& need = r.plan.need;
-  const Backward b = composed ? composed_backward(pb, dO, need.ds ? s[S::mask] : Tensor(), need)
+  const Backward b = composed ? composed_backward(pb, dO, r.plan.live_mask ? s[S::mask] : Tensor(), need)
                               : run_backward(r.plan, pb, s, dO);
   std::vector<Tensor> out{need.q ? sum_to(b.dQ, r.sq) : Tensor(), need.k ? sum_to(b.dK, r.sk) : Tensor(),
                           need.v ? sum_to(b.dV, r.sv) : Tensor()};
-  if (need.ds) out.push_back(b.dMask.defined() ? b.dMask : sum_to(b.dS, r.smask));
+  if (r.plan.live_mask) out.push_back(b.dMask.defined() ? b.dMask : sum_to(b.dS, r.smask));
   else if (r.plan.mask_input) out.push_back(Tensor());
   return out;
 }
@@ -171,8 +174,8 @@ void record_attention(const Plan& plan, const Problem& p, const Tensor& q, const
   }
   if (plan.live_mask) saved.push_back(save(S::mask, mask));
   record(kAttention, inputs, {kept.O}, std::move(saved),
-         [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return attention_grads(r, g[0], s, true); },
-         [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return attention_grads(r, g[0], s, false); },
+         [r](const std::vector<Tensor>& g, const Saved& s) { return attention_grads(r, g[0], s, true); },
+         [r](const std::vector<Tensor>& g, const Saved& s) { return attention_grads(r, g[0], s, false); },
          [&](const std::vector<Tensor>& d) {
            if (kept.Odot.defined()) return std::vector<Tensor>{kept.Odot};
            Problem pt = p;

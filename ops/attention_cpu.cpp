@@ -145,31 +145,51 @@ bool fits_blas(const Problem& p) {
 
 namespace {
 
-// RoPE on a slice's queries and keys (RopeOnQK): the angle tables of θ (the forward's rotation)
-// and, for a backward, of −θ (R_θᵀ, the gradients' way back), one row per position, and the
-// rotation of rows.
+// A slice's rows as gemm reads or writes them: the first row, and rows `ld` apart.
 template <typename T>
-struct SliceRope {
-  std::vector<T> c, s, back_c, back_s;  // (positions, d/2) each
-  int64_t half = 0;
-  SliceRope(const Problem& p, const RopeOnQK* rope, bool backward) {
-    if (!rope) return;
-    half = p.dk / 2;
+struct SliceRows {
+  T* data = nullptr;
+  int64_t ld = 0;
+};
+
+// A SliceReader (ops/attention_paths.h) at work for T. Plain: a slice of Q or K is read in place, and
+// its gradient gathered in place. Rotated: with the angle tables of θ (the read) and, for a
+// backward, of −θ (R_θᵀ, the gradients' way back), one row per position, a slice is rotated into a
+// per-thread block as it is read, and its gradient gathered in another block, rotated back into
+// place when the slice is done.
+template <typename T>
+class SliceReading {
+ public:
+  SliceReading(const Problem& p, const SliceReader& reader, bool backward) {
+    if (!reader.rotate) return;
+    half_ = p.dk / 2;
     const int64_t positions = std::max(p.Tq, p.Tk);
-    rope_detail::tables<T>(positions, half, 0, rope->base, +1, c, s);
-    if (backward) rope_detail::tables<T>(positions, half, 0, rope->base, -1, back_c, back_s);
+    rope_detail::tables<T>(positions, half_, 0, reader.base, +1, c_, s_);
+    if (backward) rope_detail::tables<T>(positions, half_, 0, reader.base, -1, back_c_, back_s_);
   }
-  bool on() const { return half > 0; }
-  // rows (rows, 2·half) of x (ld apart) rotated by θ into buf (contiguous); returns buf.
-  const T* turn(const T* x, int64_t ld, int64_t rows, std::vector<T>& buf) const {
-    buf.resize(static_cast<size_t>(rows * 2 * half));
-    rope_detail::rotate_rows(x, ld, buf.data(), 2 * half, c.data(), s.data(), rows, half);
-    return buf.data();
+  // `rows` rows of a slice as the kernels read them: x itself, or rotated by θ into `block`.
+  SliceRows<const T> read(SliceRows<const T> x, int64_t rows, std::vector<T>& block) const {
+    if (!rotates()) return x;
+    block.resize(static_cast<size_t>(rows * 2 * half_));
+    rope_detail::rotate_rows(x.data, x.ld, block.data(), 2 * half_, c_.data(), s_.data(), rows, half_);
+    return {block.data(), 2 * half_};
   }
-  // rows of g (contiguous) rotated by −θ into y (rows y_ld apart).
-  void turn_back(const T* g, int64_t rows, T* y, int64_t y_ld) const {
-    rope_detail::rotate_rows(g, 2 * half, y, y_ld, back_c.data(), back_s.data(), rows, half);
+  // Where the gradient of `rows` rows read from a slice gathers: in place at `to`, or in `block`.
+  SliceRows<T> gather(SliceRows<T> to, int64_t rows, std::vector<T>& block) const {
+    if (!rotates()) return to;
+    block.resize(static_cast<size_t>(rows * 2 * half_));
+    return {block.data(), 2 * half_};
   }
+  // The gathered gradient on its way out to `to`: already there, or rotated back by −θ from `block`.
+  void send_back(const std::vector<T>& block, int64_t rows, SliceRows<T> to) const {
+    if (!rotates()) return;
+    rope_detail::rotate_rows(block.data(), 2 * half_, to.data, to.ld, back_c_.data(), back_s_.data(), rows, half_);
+  }
+
+ private:
+  bool rotates() const { return half_ > 0; }
+  std::vector<T> c_, s_, back_c_, back_s_;  // (positions, d/2) each
+  int64_t half_ = 0;
 };
 
 template <typename T>
@@ -180,11 +200,11 @@ void zero_rows(T* x, int64_t ld, int64_t rows, int64_t cols) {
 }  // namespace
 
 // forward: for each slice, S = scale · Q Kᵀ (gemm), P = softmax(S + mask) (rows), O = P V (gemm),
-// by causal row blocks (RowBlocks, above); with `rope`, the slice's Q and K rotated first, into a
-// per-thread block (the rotated tensors are never made).
+// by causal row blocks (RowBlocks, above); the slice's Q and K as `read` reads them (rotated: into a
+// per-thread block, the rotated tensors never made).
 // Returns P (batch..., Tq, Tk), contiguous, and O (batch..., Tq, dv): contiguous, or in the merged
 // layout that p.merged_output asks for.
-Forward fused_forward(const Problem& p, const RopeOnQK* rope) {
+Forward fused_forward(const Problem& p, const SliceReader& read) {
   Forward f;
   const Shape scores = with_last2(p.batch, p.Tq, p.Tk);
   f.P = empty(scores, p.q.dtype());
@@ -210,23 +230,19 @@ Forward fused_forward(const Problem& p, const RopeOnQK* rope) {
     const Slices<T> O = slices_of<T>(f.O, p.batch);  // in place: its rows are unit-stride and apart
     const T scale = static_cast<T>(p.scale);
     const RowBlocks rb = row_blocks(p);
-    const SliceRope<T> turn(p, rope, false);
+    const SliceReading<T> reading(p, read, false);
     parallel_for(nb, Tq * Tk * (dk + dv + 8), [&](int64_t begin, int64_t end) {
       PackedB<T> k_panel;  // scale · Kᵀ of a slice, packed once for all its row blocks (each reads the keys it sees)
-      std::vector<T> q_turned, k_turned;  // with rope: the slice's rotated Q and K
+      std::vector<T> q_block, k_block;  // a rotated read's Q and K
       for (int64_t t = begin; t < end; ++t) {
         T* Pt = P + t * Tq * Tk;
-        const T *Qs = Q.data + Q.offset(t), *Ks = K.data + K.offset(t);
-        int64_t q_ld = Q.ld, k_ld = K.ld;
-        if (turn.on()) {
-          Qs = turn.turn(Qs, q_ld, Tq, q_turned), q_ld = dk;
-          Ks = turn.turn(Ks, k_ld, rb.all_keys(), k_turned), k_ld = dk;
-        }
-        k_panel.pack(true, dk, rb.all_keys(), scale, Ks, k_ld);
+        const SliceRows<const T> Qs = reading.read({Q.data + Q.offset(t), Q.ld}, Tq, q_block),
+                                 Ks = reading.read({K.data + K.offset(t), K.ld}, rb.all_keys(), k_block);
+        k_panel.pack(true, dk, rb.all_keys(), scale, Ks.data, Ks.ld);
         for (int64_t blk = 0; blk < rb.count(); ++blk) {  // causal row blocks (above); one block otherwise
           const int64_t i0 = rb.begin(blk), rows = rb.rows(blk), kv = rb.keys(blk);
           T* Pb = Pt + i0 * Tk;  // S, then P: rows i0.., keys 0..kv−1 (softmax_slice zeroes the rest)
-          k_panel.gemm_first(kv, false, rows, Qs + i0 * q_ld, q_ld, T(0), Pb, Tk);
+          k_panel.gemm_first(kv, false, rows, Qs.data + i0 * Qs.ld, Qs.ld, T(0), Pb, Tk);
           softmax_slice<T>(p, Pt, p.mask.defined() ? mask.offset(t) : 0, ms, i0, i0 + rows);
           gemm<T>(false, false, rows, dv, kv, T(1), Pb, Tk, V.data + V.offset(t), V.ld,
                   O.data + O.offset(t) + i0 * O.ld, O.ld);
@@ -239,19 +255,19 @@ Forward fused_forward(const Problem& p, const RopeOnQK* rope) {
 
 namespace {
 
-// The gradients a backward writes, each fresh (contiguous) or the caller's view (`into`).
-Backward gradient_buffers(const Problem& p, const Needs& need, const Backward* into) {
+// The gradients a backward writes, each where its writer says: the given view, or a fresh
+// (contiguous) tensor; and a live mask's full dS.
+Backward gradient_buffers(const Problem& p, const Needs& need, bool live_mask, const GradientWriters& write) {
   const DType dt = p.q.dtype();
   Backward b;
-  auto buffer = [&](bool needed, const Tensor Backward::*field, int64_t rows, int64_t cols) {
+  auto buffer = [&](bool needed, const SliceWriter& w, int64_t rows, int64_t cols) {
     if (!needed) return Tensor();
-    if (into && (into->*field).defined()) return into->*field;
-    return empty(with_last2(p.batch, rows, cols), dt);
+    return w.view.defined() ? w.view : empty(with_last2(p.batch, rows, cols), dt);
   };
-  b.dV = buffer(need.v, &Backward::dV, p.Tk, p.dv);
-  b.dQ = buffer(need.q, &Backward::dQ, p.Tq, p.dk);
-  b.dK = buffer(need.k, &Backward::dK, p.Tk, p.dk);
-  if (need.ds) b.dS = empty(with_last2(p.batch, p.Tq, p.Tk), dt);
+  b.dV = buffer(need.v, write.dV, p.Tk, p.dv);
+  b.dQ = buffer(need.q, write.dQ, p.Tq, p.dk);
+  b.dK = buffer(need.k, write.dK, p.Tk, p.dk);
+  if (live_mask) b.dS = empty(with_last2(p.batch, p.Tq, p.Tk), dt);
   return b;
 }
 
@@ -261,63 +277,59 @@ Backward gradient_buffers(const Problem& p, const Needs& need, const Backward* i
 // place, dQ = scale · dS K, dK = scale · dSᵀ Q (all gemms but the row rule). A hidden key has
 // P = 0, so dS = 0 there, as in attention_backward. By causal row blocks (RowBlocks, above), each
 // over the keys its queries see; dV and dK then sum the blocks' products (zeroed first). When the
-// full dS is asked for (a live additive mask), one block. With `rope`, Q and K are rotated as the
-// forward rotated them, and dQ and dK — gathered in a per-thread block — are rotated back by −θ
-// (R_θᵀ) on their way out: the gradients of the unrotated inputs.
-Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, const Needs& need,
-                        const RopeOnQK* rope, const Backward* into) {
-  const bool need_q = need.q, need_k = need.k, need_v = need.v, need_ds = need.ds;
-  Backward b = gradient_buffers(p, need, into);
+// full dS is asked for (a live additive mask), one block. Q and K are read as the forward read
+// them, and dQ and dK gathered and sent back the reader's way (rotated: by −θ, R_θᵀ, from a
+// per-thread block: the gradients of the unrotated inputs).
+Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, const Needs& need, bool live_mask,
+                        const SliceReader& read, const GradientWriters& write) {
+  const bool need_q = need.q, need_k = need.k, need_v = need.v;
+  Backward b = gradient_buffers(p, need, live_mask, write);
   const DType dt = p.q.dtype();
   const int64_t nb = shape_numel(p.batch), Tq = p.Tq, Tk = p.Tk, dk = p.dk, dv = p.dv;
-  const bool row_rule = need_q || need_k || need_ds;
+  const bool row_rule = need_q || need_k || live_mask;
   Shape ms;
   const Slices<const void> mask = mask_slices(p, with_last2(p.batch, Tq, Tk), ms);
   dispatch_float(dt, "attention backward", [&]<typename T>() {
     Tensor qt = p.q, kt = p.k, vt = p.v, dOt = dO_in, Pt = P.contiguous();
     const Slices<T> Q = slices_of<T>(qt, p.batch), K = slices_of<T>(kt, p.batch), V = slices_of<T>(vt, p.batch),
                     dO = slices_of<T>(dOt, p.batch);
-    // The gradients' slices: fresh, or the caller's views, whose rows slices_of takes in place.
+    // The gradients' slices: fresh, or the writers' views, whose rows slices_of takes in place.
     const Slices<T> dV = need_v ? slices_of<T>(b.dV, p.batch) : Slices<T>{},
                     dQ = need_q ? slices_of<T>(b.dQ, p.batch) : Slices<T>{},
                     dK = need_k ? slices_of<T>(b.dK, p.batch) : Slices<T>{};
     const T* Pd = Pt.data_ptr<const T>();
     const T scale = static_cast<T>(p.scale);
-    T* dSd = need_ds ? b.dS.data_ptr<T>() : nullptr;  // the full dS, for a mask that requires grad
-    const RowBlocks rb = row_blocks(p, need_ds);  // the full dS: one block
+    T* dSd = live_mask ? b.dS.data_ptr<T>() : nullptr;  // the full dS, for a mask that requires grad
+    const RowBlocks rb = row_blocks(p, live_mask);  // the full dS: one block
     // Several blocks add into dV and dK, zeroed first — as does one block that sees only some of
     // the keys (Tq < Tk): the keys no query sees get zero gradient.
     const T beta = rb.count() > 1 || rb.keys(0) < Tk ? T(1) : T(0);
-    const SliceRope<T> turn(p, rope, true);
+    const SliceReading<T> reading(p, read, true);
     parallel_for(nb, Tq * Tk * (2 * dk + 2 * dv + 4), [&](int64_t begin, int64_t end) {
-      std::vector<T> scratch(static_cast<size_t>(row_rule && !need_ds ? Tq * Tk : 0));  // (Tq, Tk): dP, then dS
+      std::vector<T> scratch(static_cast<size_t>(row_rule && !live_mask ? Tq * Tk : 0));  // (Tq, Tk): dP, then dS
       std::vector<T> q_finite;  // (Tq, dk): a slice's Q with a NaN or ±inf, read by dK as 0 there
-      std::vector<T> q_turned, k_turned, dq_turned, dk_turned;  // with rope: rotated Q, K; dQ, dK before −θ
+      std::vector<T> q_block, k_block, dq_block, dk_block;  // a rotated read's Q and K; dQ and dK before −θ
       PackedB<T> v_panel;  // a slice's Vᵀ, packed once for dP = dO Vᵀ in all its row blocks
       for (int64_t t = begin; t < end; ++t) {
         const T* Ps = Pd + t * Tq * Tk;
         const T* dOs = dO.data + dO.offset(t);
-        const T *Qs = Q.data + Q.offset(t), *Ks = K.data + K.offset(t), *Vs = V.data + V.offset(t);
-        int64_t q_ld = Q.ld, k_ld = K.ld;
+        const T* Vs = V.data + V.offset(t);
         T* dVs = need_v ? dV.data + dV.offset(t) : nullptr;
-        T* dQs = need_q ? dQ.data + dQ.offset(t) : nullptr;
-        T* dKs = need_k ? dK.data + dK.offset(t) : nullptr;
-        int64_t dq_ld = dQ.ld, dk_ld = dK.ld;
-        if (turn.on() && row_rule) {
-          Qs = turn.turn(Qs, q_ld, Tq, q_turned), q_ld = dk;
-          Ks = turn.turn(Ks, k_ld, Tk, k_turned), k_ld = dk;
-          dq_turned.resize(static_cast<size_t>(Tq * dk)), dk_turned.resize(static_cast<size_t>(Tk * dk));
-          if (dQs) dQs = dq_turned.data(), dq_ld = dk;
-          if (dKs) dKs = dk_turned.data(), dk_ld = dk;
-        }
+        // Q and K as the reader reads them; dQ and dK gathered where it says, in the writers' slices
+        // or in blocks it sends back there when the slice is done (below).
+        SliceRows<const T> Qs{Q.data + Q.offset(t), Q.ld}, Ks{K.data + K.offset(t), K.ld};
+        if (row_rule) Qs = reading.read(Qs, Tq, q_block), Ks = reading.read(Ks, Tk, k_block);
+        const SliceRows<T> dQ_out{dQ.data + dQ.offset(t), dQ.ld}, dK_out{dK.data + dK.offset(t), dK.ld};
+        const SliceRows<T> dQs = need_q ? reading.gather(dQ_out, Tq, dq_block) : SliceRows<T>{},
+                           dKs = need_k ? reading.gather(dK_out, Tk, dk_block) : SliceRows<T>{};
         if (beta != T(0)) {
           if (dVs) zero_rows(dVs, dV.ld, Tk, dv);
-          if (dKs) zero_rows(dKs, dk_ld, Tk, dk);
+          if (dKs.data) zero_rows(dKs.data, dKs.ld, Tk, dk);
         }
-        T* dS = need_ds ? dSd + t * Tq * Tk : scratch.data();
+        T* dS = live_mask ? dSd + t * Tq * Tk : scratch.data();
         const int64_t mask_off = p.mask.defined() ? mask.offset(t) : 0;
-        const T* Qk = Qs;  // as dK = dSᵀ Q reads it: a NaN or ±inf of Q as 0 (the NaN rule)
-        int64_t qk_ld = q_ld;
+        const T* Qk = Qs.data;  // as dK = dSᵀ Q reads it: a NaN or ±inf of Q as 0 (the NaN rule)
+        int64_t qk_ld = Qs.ld;
         finite_queries_for_dk(need_k, &Qk, &qk_ld, Tq, dk, q_finite);
         if (row_rule) v_panel.pack(true, dv, rb.all_keys(), T(1), Vs, V.ld);
         for (int64_t blk = 0; blk < rb.count(); ++blk) {
@@ -334,13 +346,11 @@ Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO_in, 
             // A NaN row: dS = 0 · (dP − NaN) at its hidden keys must be 0 (ops/attention.h).
             if (D != D) zero_hidden(mask_rule<T>(p, mask_off, ms, i0 + i), r, 0, kv);
           }
-          if (need_q) gemm<T>(false, false, nr, dk, kv, scale, dSb, Tk, Ks, k_ld, dQs + i0 * dq_ld, dq_ld);
-          if (need_k) gemm<T>(true, false, kv, dk, nr, scale, dSb, Tk, Qk + i0 * qk_ld, qk_ld, dKs, dk_ld, beta);
+          if (need_q) gemm<T>(false, false, nr, dk, kv, scale, dSb, Tk, Ks.data, Ks.ld, dQs.data + i0 * dQs.ld, dQs.ld);
+          if (need_k) gemm<T>(true, false, kv, dk, nr, scale, dSb, Tk, Qk + i0 * qk_ld, qk_ld, dKs.data, dKs.ld, beta);
         }
-        if (turn.on() && row_rule) {  // R_θᵀ: the gradients of the unrotated Q and K
-          if (need_q) turn.turn_back(dq_turned.data(), Tq, dQ.data + dQ.offset(t), dQ.ld);
-          if (need_k) turn.turn_back(dk_turned.data(), Tk, dK.data + dK.offset(t), dK.ld);
-        }
+        if (need_q) reading.send_back(dq_block, Tq, dQ_out);
+        if (need_k) reading.send_back(dk_block, Tk, dK_out);
       }
     });
   });

@@ -77,12 +77,13 @@ namespace {
 // found by the row's D, and dK reads a NaN or ±inf of Q as 0.
 // The formulas are stated once, in backward_formulas; `steps` says how three of their steps run:
 // in place on the given tensors (InPlaceSteps: attention_trace, and attention() on CUDA) or with
-// recorded ops for create_graph (RecordedSteps, composed_backward below).
+// recorded ops for create_graph (RecordedSteps, composed_backward below). A live mask asks for dS.
 template <typename Steps>
-Backward backward_formulas(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need, const Steps& steps) {
+Backward backward_formulas(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need, bool live_mask,
+                           const Steps& steps) {
   Backward b;
   if (need.v) b.dV = matmul(P.transpose(-2, -1), dO);                                // dV = Pᵀ dO
-  if (!need.q && !need.k && !need.ds) return b;
+  if (!need.q && !need.k && !live_mask) return b;
   b.dP = matmul(dO, p.v.transpose(-2, -1));                                          // dP = dO Vᵀ
   b.dS = steps.nan_rule(softmax_backward(P, b.dP, &b.D), b.D);                       // dS = P ∘ (dP − D)
   if (need.q) b.dQ = steps.scaled(matmul(b.dS, p.k));                                // dQ = dS K · scale
@@ -103,8 +104,8 @@ struct InPlaceSteps {
 
 }  // namespace
 
-Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need) {
-  return backward_formulas(p, P, dO, need, InPlaceSteps{p});
+Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need, bool live_mask) {
+  return backward_formulas(p, P, dO, need, live_mask, InPlaceSteps{p});
 }
 
 namespace {
@@ -177,10 +178,9 @@ RecordedWeights recorded_weights(const Problem& p, const Tensor& live_mask) {
 
 }  // namespace
 
-Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask,
-                                             const Needs& need) {
+Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need) {
   const RecordedWeights w = recorded_weights(p, live_mask);
-  return backward_formulas(p, w.P, dO, need, RecordedSteps{p, w.hidden});
+  return backward_formulas(p, w.P, dO, need, live_mask.defined(), RecordedSteps{p, w.hidden});
 }
 
 // tangent. S = Q Kᵀ · scale + M, so by the product rule, with Ṁ a live additive mask's tangent

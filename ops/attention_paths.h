@@ -17,6 +17,7 @@
 // Internal to ops/: not installed as an API.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/tensor.h"
@@ -50,10 +51,10 @@ struct Backward {
   Tensor dMask;  // a live additive mask's gradient at its own shape, where a path sums dS itself
 };
 
-// What a backward is asked for: the gradients of Q, K, V, and dS in full (batch..., Tq, Tk) for an
-// additive mask that requires grad (dMask = dS summed to the mask's shape).
+// What a backward is asked for: the gradients of Q, K, V. A live additive mask (Plan::live_mask)
+// asks for dS in full (batch..., Tq, Tk) besides: dMask = dS summed to the mask's shape.
 struct Needs {
-  bool q = false, k = false, v = false, ds = false;
+  bool q = false, k = false, v = false;
 };
 
 // ---------------------------------------------------------------- the plan (attention_problem.cpp)
@@ -63,20 +64,24 @@ struct Needs {
 //          (cuBLAS and cuda/rows.cu), for an empty problem, or with sizes past the BLAS integer
 //   fused  the materialized path's fused per-slice CPU kernels (fused_forward, fused_backward)
 //   tiled  FlashAttention-2 (tiled_forward, tiled_backward; cuda/attention_tiled_*.cu on CUDA)
+// The choice among them: the path asked for (automatic: the one chosen for the problem's shape and
+// device), then the problem's device and sizes.
 enum class Kernels { ops, fused, tiled };
-// The kernels for the path `asked` (automatic: the path chosen for the problem's shape and device).
-Kernels kernels_for(const Problem& p, AttentionPath asked);
 
 // Which code one call runs and what its node needs, decided once from the call's arguments.
 struct Plan {
   Kernels kernels = Kernels::ops;
-  Needs need;               // the gradients its backward computes (need.ds: a live additive mask's)
+  Needs need;               // the gradients of Q, K, V its backward computes
   bool live_mask = false;   // the additive mask requires grad: its gradient is dS summed to its shape
   bool mask_input = false;  // the mask moves (a gradient or a tangent), so it is one of the node's inputs
   // The tiled forward computes Ȯ in its own pass (O(T) memory): the tiled kernels, an input with a
   // tangent, and nothing asking for the tangent's own derivative; else composed_tangent records Ȯ.
   bool tangent_in_tiles = false;
+  // attention_qkv runs as one op over qkv (RoPE read inside the fused kernels, ops/attention_qkv.cpp):
+  // the fused kernels and no mask. Elsewhere it is the composition, qkv_heads then attention.
+  bool qkv_in_one_op = false;
 };
+// q, k, v: the tensors the node's gradients are for (attention_qkv: qkv, three times).
 Plan make_plan(const Problem& p, AttentionPath asked, const Tensor& q, const Tensor& k, const Tensor& v,
                const Tensor& mask);
 
@@ -94,27 +99,42 @@ void zero_hidden_in_nan_rows_cpu(const Problem& p, const Tensor& X, const Tensor
 Tensor finite_part_cpu(const Tensor& x);
 // Whether every size fits the BLAS integer (the fused kernels call cblas per slice).
 bool fits_blas(const Problem& p);
-// RoPE applied by the fused kernels as they read each slice (attention_qkv): row t of a slice's Q
-// and of its K rotated by θ_t = t · base^(−2i/d_k) pair by pair, as rope() rotates them.
-struct RopeOnQK {
+// How the fused kernels read a slice (one sequence and head) of Q and of K: as it is (plain), or
+// rotated by RoPE on the way in (attention_qkv: row t of the slice by θ_t = t · base^(−2i/d_k), pair
+// by pair, as rope() rotates it; p.q and p.k are the unrotated ones). A slice's gradients go back
+// the way it was read: those of a rotated read are rotated by −θ (R_θᵀ) on their way out, so dQ and
+// dK are the gradients of the unrotated p.q and p.k.
+struct SliceReader {
+  bool rotate = false;
   double base = 10000.0;
+  static SliceReader plain() { return {}; }
+  static SliceReader rope(double base) { return {.rotate = true, .base = base}; }
+};
+// Where the fused backward writes one gradient's slices: a fresh tensor (batch..., rows, cols), or a
+// given view at that shape with unit-stride rows, written in place (attention_qkv's views of dqkv).
+struct SliceWriter {
+  Tensor view;  // the given view; undefined for a fresh tensor
+  static SliceWriter fresh() { return {}; }
+  static SliceWriter into(Tensor view) { return {std::move(view)}; }
+};
+struct GradientWriters {
+  SliceWriter dQ, dK, dV;
 };
 // The fused forward: P (batch..., Tq, Tk), contiguous, and O (batch..., Tq, dv), contiguous or, with
-// merged_output, laid out (batch[0], Tq, batch[1..], dv) (S is not kept). With `rope`, of the
-// rotated Q and K (p.q and p.k are the unrotated ones).
-Forward fused_forward(const Problem& p, const RopeOnQK* rope = nullptr);
+// merged_output, laid out (batch[0], Tq, batch[1..], dv) (S is not kept); Q and K as `read` reads them.
+Forward fused_forward(const Problem& p, const SliceReader& read);
 
-// The fused backward: dQ, dK, dV, dS (those asked for) at the expanded batch shape. With `rope`, as
-// fused_forward: dQ and dK are the gradients of the unrotated p.q and p.k. `into`: where its
-// defined dQ, dK, dV are given (views at the batch shape with unit-stride rows, written in place)
-// the gradients go there instead of into fresh tensors — attention_qkv's views of dqkv.
-Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need,
-                        const RopeOnQK* rope = nullptr, const Backward* into = nullptr);
+// The fused backward: dQ, dK, dV (those asked for) at the expanded batch shape, each where its writer
+// puts it, and with a live mask the full dS; Q and K read (and their gradients sent back) as `read`
+// says, as fused_forward read them.
+Backward fused_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need, bool live_mask,
+                        const SliceReader& read, const GradientWriters& write);
 
 // ---------------------------------------------------------------- op by op (attention_formulas.cpp)
 
 // The backward written with recorded ops (create_graph): p.q, p.k, p.v are the graph's own tensors
 // (expanded), so the gradients' graph reaches them.
+// `live_mask`: the additive mask that requires grad (Plan::live_mask), else undefined.
 Backward composed_backward(const Problem& p, const Tensor& dO, const Tensor& live_mask, const Needs& need);
 // The tangent Ȯ with recorded ops, from the tangents d of q, k, v (and of the mask), each
 // undefined where none; p.q, p.k, p.v as for composed_backward.
@@ -123,7 +143,7 @@ Tensor composed_tangent(const Problem& p, const Tensor& mask, const std::vector<
 // The materialized forward and backward written op by op (S, P, O; dV, dP, D, dS, dQ, dK), run by
 // attention() on CUDA tensors and by the traces (attention_trace.cpp), which return every buffer.
 Forward attention_forward(const Problem& p);
-Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need);
+Backward attention_backward(const Problem& p, const Tensor& P, const Tensor& dO, const Needs& need, bool live_mask);
 // Ṡ's part from Q and K, (Q̇ Kᵀ + Q K̇ᵀ) · scale (batch..., Tq, Tk); undefined when neither moves.
 Tensor scores_tangent(const Problem& p, const Tensor& dq, const Tensor& dk);
 // A b8 tensor of S's shape on S's device, true where S is −inf (a hidden key).
@@ -138,8 +158,10 @@ struct TiledForward {
   Tensor O, L;
 };
 TiledForward tiled_forward(const Problem& p);
-// Its backward from O, L and dO: dQ, dK, dV, dS (those asked for) at the expanded batch shape.
-Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need);
+// Its backward from O, L and dO: dQ, dK, dV (those asked for) at the expanded batch shape, and with a
+// live mask the full dS.
+Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need,
+                        bool live_mask);
 // The forward and its tangent (forward mode) along (q̇, k̇, v̇) — each expanded as p.q, p.k, p.v
 // are, or undefined where that input does not move — in one pass over the tiles: O(T) memory.
 struct TiledTangent {

@@ -103,13 +103,14 @@ bool empty_problem(const Problem& p) {
   return p.Tq == 0 || p.Tk == 0 || p.dk == 0 || p.dv == 0 || shape_numel(p.batch) == 0;
 }
 
-}  // namespace
-
+// The kernels for the path `asked` (automatic: the path chosen for the problem's shape and device).
 Kernels kernels_for(const Problem& p, AttentionPath asked) {
   if (resolve_path(p, asked) == AttentionPath::tiled) return Kernels::tiled;
   // On CUDA the materialized path runs op by op: its gemms are cuBLAS and its rows cuda/rows.cu.
   return p.q.device() == Device::cpu && fits_blas(p) && !empty_problem(p) ? Kernels::fused : Kernels::ops;
 }
+
+}  // namespace
 
 Plan make_plan(const Problem& p, AttentionPath asked, const Tensor& q, const Tensor& k, const Tensor& v,
                const Tensor& mask) {
@@ -117,12 +118,13 @@ Plan make_plan(const Problem& p, AttentionPath asked, const Tensor& q, const Ten
   plan.kernels = kernels_for(p, asked);
   plan.live_mask = mask.defined() && mask.requires_grad() && grad_enabled();
   plan.mask_input = plan.live_mask || has_tangent(mask);
-  plan.need = {q.requires_grad(), k.requires_grad(), v.requires_grad(), plan.live_mask};
+  plan.need = {q.requires_grad(), k.requires_grad(), v.requires_grad()};
   bool tangent_graph = false;  // a tangent whose own derivative is asked for
   for (const Tensor& t : {q, k, v, tangent_of(q), tangent_of(k), tangent_of(v)})
     tangent_graph = tangent_graph || (t.defined() && t.requires_grad() && grad_enabled());
   plan.tangent_in_tiles = plan.kernels == Kernels::tiled && detail::any_tangent({q, k, v}) && !tangent_graph &&
                           !has_tangent(mask) && !empty_problem(p);
+  plan.qkv_in_one_op = plan.kernels == Kernels::fused && !mask.defined();
   return plan;
 }
 

@@ -16,7 +16,8 @@
 // create_graph: the same chain written with recorded ops (qkv_heads, attention's composed
 //           backward, qkv_heads' written-out backward), so it is differentiable again.
 // tangent:  ȯ = attention's tangent along (q̇, k̇, v̇) = qkv_heads(q̇kv): both maps in turn.
-// Elsewhere — a mask, the tiled path, a CUDA tensor, an empty problem — it is that composition.
+// Elsewhere — a mask, the tiled path, a CUDA tensor, an empty problem — it is that composition: the
+// plan says which (Plan::qkv_in_one_op, ops/attention_problem.cpp).
 #include <vector>
 
 #include "engine/error.h"
@@ -40,6 +41,7 @@ using rope_detail::head_view;
 // What the backward and the tangent need besides the saved tensors.
 struct RecordedQkv {
   Problem shapes;  // the geometry and the scale; q, k, v come from qkv
+  Plan plan;
   int64_t heads = 1;
   bool rotate = true;
   double base = 10000.0;
@@ -50,26 +52,25 @@ struct RecordedQkv {
     p.q = q, p.k = k, p.v = v;
     return p;
   }
-  RopeOnQK rope() const { return {base}; }
+  // How the fused kernels read q and k from qkv: rotated by RoPE, or as they are.
+  SliceReader reader() const { return rotate ? SliceReader::rope(base) : SliceReader::plain(); }
 };
-
-constexpr Needs kAll{.q = true, .k = true, .v = true};
 
 // The fused backward from the saved qkv and P: dqkv written in one pass (above).
 Tensor fused_grad(const RecordedQkv& r, const Tensor& dO, const Tensor& qkv, const Tensor& P) {
   const Problem p = r.at(head_view(qkv, r.heads, 0), head_view(qkv, r.heads, 1), head_view(qkv, r.heads, 2));
   Tensor dqkv = empty(qkv.shape(), qkv.dtype());  // (B, T, 3d), contiguous; every element written
-  Backward into;
-  into.dQ = head_view(dqkv, r.heads, 0), into.dK = head_view(dqkv, r.heads, 1), into.dV = head_view(dqkv, r.heads, 2);
-  const RopeOnQK rope = r.rope();
-  fused_backward(p, P, dO, kAll, r.rotate ? &rope : nullptr, &into);
+  const GradientWriters into{.dQ = SliceWriter::into(head_view(dqkv, r.heads, 0)),
+                             .dK = SliceWriter::into(head_view(dqkv, r.heads, 1)),
+                             .dV = SliceWriter::into(head_view(dqkv, r.heads, 2))};
+  fused_backward(p, P, dO, r.plan.need, r.plan.live_mask, r.reader(), into);
   return dqkv;
 }
 
 // The same chain with recorded ops (create_graph), from qkv itself so its graph reaches it.
 Tensor composed_grad(const RecordedQkv& r, const Tensor& dO, const Tensor& qkv) {
   const QkvHeads h = qkv_heads(qkv, r.heads, r.rotate, r.base, r.where);
-  const Backward b = composed_backward(r.at(h.q, h.k, h.v), dO, Tensor(), kAll);
+  const Backward b = composed_backward(r.at(h.q, h.k, h.v), dO, Tensor(), r.plan.need);
   return rope_detail::qkv_heads_grad(b.dQ, b.dK, b.dV, qkv.shape(), r.rotate, r.base, r.where);
 }
 
@@ -98,25 +99,24 @@ Tensor attention_qkv(const Tensor& qkv, int64_t heads, bool rotate, const Attent
     const QkvHeads h = qkv_heads(qkv, heads, rotate, base, where);
     return attention(h.q, h.k, h.v, opts, where);
   };
-  if (qkv.device() != Device::cpu || opts.mask.defined()) return composition();
   RecordedQkv r;
   r.shapes = prepare(op, head_view(qkv, heads, 0), head_view(qkv, heads, 1), head_view(qkv, heads, 2), opts);
-  const Problem& p = r.shapes;
-  if (kernels_for(p, opts.path) != Kernels::fused) return composition();
+  r.plan = make_plan(r.shapes, opts.path, qkv, qkv, qkv, opts.mask);
+  if (!r.plan.qkv_in_one_op) return composition();
   r.heads = heads, r.rotate = rotate, r.base = base, r.where = where;
-  const RopeOnQK rope = r.rope();
+  const Problem& p = r.shapes;
   Forward f;
   {
     NoGradGuard ng;
-    f = fused_forward(p, rotate ? &rope : nullptr);
+    f = fused_forward(p, r.reader());
   }
   if (should_record({qkv})) {
     r.shapes.q = r.shapes.k = r.shapes.v = Tensor();
     record(kAttentionQkv, {qkv}, {f.O}, {save(AttentionQkvSaved::qkv, qkv), save(AttentionQkvSaved::P, f.P)},
-           [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [r](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{composed_grad(r, g[0], s[AttentionQkvSaved::qkv])};
            },
-           [r](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [r](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{fused_grad(r, g[0], s[AttentionQkvSaved::qkv], s[AttentionQkvSaved::P])};
            },
            [&](const std::vector<Tensor>& d) {

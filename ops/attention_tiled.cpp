@@ -192,14 +192,15 @@ void backward_slices(const Problem& p, const Tensor& O_in, const Tensor& L_in, c
 
 }  // namespace
 
-Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need) {
+Backward tiled_backward(const Problem& p, const Tensor& O, const Tensor& L, const Tensor& dO, const Needs& need,
+                        bool live_mask) {
   Backward b;
   const DType dt = p.q.dtype();
   // Zeros: the tiles add into them, and a tile never visited (above the diagonal) stays 0.
   if (need.q) b.dQ = zeros(with_last2(p.batch, p.Tq, p.dk), dt);
   if (need.k) b.dK = zeros(with_last2(p.batch, p.Tk, p.dk), dt);
   if (need.v) b.dV = zeros(with_last2(p.batch, p.Tk, p.dv), dt);
-  if (need.ds) b.dS = zeros(with_last2(p.batch, p.Tq, p.Tk), dt);
+  if (live_mask) b.dS = zeros(with_last2(p.batch, p.Tq, p.Tk), dt);
   if (shape_numel(p.batch) == 0 || p.Tq == 0 || p.Tk == 0) return b;
   dispatch_float(dt, "attention backward", [&]<typename T>() { backward_slices<T>(p, O, L, dO, b); });
   return b;

@@ -29,7 +29,7 @@ AttentionTrace attention_trace(const Tensor& q, const Tensor& k, const Tensor& v
   check_same_dtype_device("attention_trace", q, dO);
   NoGradGuard ng;
   Forward f = attention_forward(p);
-  Backward b = attention_backward(p, f.P, dO.detach(), {.q = true, .k = true, .v = true});
+  Backward b = attention_backward(p, f.P, dO.detach(), {.q = true, .k = true, .v = true}, /*live_mask=*/false);
   AttentionTrace t;
   t.S = f.S;
   t.P = f.P;

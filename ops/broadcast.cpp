@@ -51,7 +51,7 @@ Tensor expand(const Tensor& x, const Shape& to, Site where) {
   Tensor out = make_view(x, to, broadcast_strides("expand", x, to), x.offset());
   if (should_record({x})) {
     Shape from = x.shape();
-    record(kExpand, {x}, {out}, {}, [from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kExpand, {x}, {out}, {}, [from](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{sum_to(g[0], from)};
     }, [&to](const std::vector<Tensor>& d) { return std::vector<Tensor>{expand(d[0], to)}; }, where);
   }

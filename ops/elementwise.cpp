@@ -54,7 +54,7 @@ Tensor add(const Tensor& a, const Tensor& b, Site where) {
                     &cpu::Kernels::vadd);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
-    record(kAdd, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kAdd, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{sum_to(g[0], sa), sum_to(g[0], sb)};
     }, [so = out.shape()](const std::vector<Tensor>& d) { return std::vector<Tensor>{tangent_sum({d[0], d[1]}, so)}; }, where);
   }
@@ -68,7 +68,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Site where) {
                     &cpu::Kernels::vsub);
   if (should_record({a, b})) {
     Shape sa = a.shape(), sb = b.shape();
-    record(kSub, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kSub, {a, b}, {out}, {}, [sa, sb](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{sum_to(g[0], sa), neg(sum_to(g[0], sb))};
     }, [so = out.shape()](const std::vector<Tensor>& d) {
       return std::vector<Tensor>{tangent_sum({d[0], if_tangent(d[1], [](const Tensor& t) { return neg(t); })}, so)};
@@ -93,7 +93,7 @@ Tensor mul(const Tensor& a, const Tensor& b, Site where) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
     record(kMul, {a, b}, {out}, {save(MulSaved::a, a), save(MulSaved::b, b)},
-           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [=](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{ga ? sum_to(mul(g[0], s[MulSaved::b]), sa) : Tensor(),
                                         gb ? sum_to(mul(g[0], s[MulSaved::a]), sb) : Tensor()};
            }, [a, b, so = out.shape()](const std::vector<Tensor>& d) {
@@ -116,7 +116,7 @@ Tensor div(const Tensor& a, const Tensor& b, Site where) {
     Shape sa = a.shape(), sb = b.shape();
     bool ga = a.requires_grad(), gb = b.requires_grad();
     record(kDiv, {a, b}, {out}, {save(DivSaved::a, a), save(DivSaved::b, b)},
-           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [=](const std::vector<Tensor>& g, const Saved& s) {
              const Tensor &A = s[DivSaved::a], &B = s[DivSaved::b];
              return std::vector<Tensor>{ga ? sum_to(div(g[0], B), sa) : Tensor(),
                                         gb ? sum_to(neg(div(mul(g[0], A), mul(B, B))), sb) : Tensor()};
@@ -138,7 +138,7 @@ Tensor add(const Tensor& a, double s, Site where) {
     return is_whole_number(s) ? integer_scalar(kAddScalar.c_str(), IntArith::add, a, static_cast<int64_t>(s)) : add(a.to(DType::f32), s, where);
   Tensor out = unary_map(kAddScalar, cuda::kAddScalar, s, a, [s](auto x) { return x + s; });
   if (should_record({a}))
-    record(kAddScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kAddScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{g[0]};
     }, [](const std::vector<Tensor>& d) { return d; }, where);
   return out;
@@ -151,7 +151,7 @@ Tensor mul(const Tensor& a, double s, Site where) {
     return is_whole_number(s) ? integer_scalar(kMulScalar.c_str(), IntArith::mul, a, static_cast<int64_t>(s)) : mul(a.to(DType::f32), s, where);
   Tensor out = unary_map(kMulScalar, cuda::kMulScalar, s, a, [s](auto x) { return x * s; });
   if (should_record({a}))
-    record(kMulScalar, {a}, {out}, {}, [s](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kMulScalar, {a}, {out}, {}, [s](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{mul(g[0], s)};
     }, [s](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], s)}; }, where);
   return out;
@@ -163,7 +163,7 @@ Tensor rsub(const Tensor& a, double s, Site where) {
     return is_whole_number(s) ? integer_scalar(kRsubScalar.c_str(), IntArith::sub, a, static_cast<int64_t>(s), true) : rsub(a.to(DType::f32), s, where);
   Tensor out = unary_map(kRsubScalar, cuda::kRsubScalar, s, a, [s](auto x) { return s - x; });
   if (should_record({a}))
-    record(kRsubScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kRsubScalar, {a}, {out}, {}, [](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{neg(g[0])};
     }, [](const std::vector<Tensor>& d) { return std::vector<Tensor>{neg(d[0])}; }, where);
   return out;
@@ -177,7 +177,7 @@ Tensor rdiv(const Tensor& a, double s, Site where) {
   Tensor out = unary_map(kRdivScalar, cuda::kRdivScalar, s, a, [s](auto x) { return s / x; });
   if (should_record({a}))
     record(kRdivScalar, {a}, {out}, {save(RdivScalarSaved::a, a)},
-           [s](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+           [s](const std::vector<Tensor>& g, const Saved& sv) {
              return std::vector<Tensor>{mul(div(g[0], mul(sv[RdivScalarSaved::a], sv[RdivScalarSaved::a])), -s)};
            }, [a, out](const std::vector<Tensor>& d) { return std::vector<Tensor>{neg(div(mul(out, d[0]), a))}; }, where);
   return out;
@@ -193,7 +193,7 @@ Tensor neg(const Tensor& x, Site where) {
   }
   Tensor out = unary_map(kNeg, cuda::kNeg, 0, x, [](auto v) { return -v; });
   if (should_record({x}))
-    record(kNeg, {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kNeg, {x}, {out}, {}, [](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{neg(g[0])};
     }, [](const std::vector<Tensor>& d) { return std::vector<Tensor>{neg(d[0])}; }, where);
   return out;
@@ -206,7 +206,7 @@ struct ExpSaved { static constexpr SavedSlot out = kExp.slot("exp output"); };
 Tensor exp(const Tensor& x, Site where) {
   Tensor out = unary_map(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
   if (should_record({x}))
-    record(kExp, {x}, {out}, {save(ExpSaved::out, out)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kExp, {x}, {out}, {save(ExpSaved::out, out)}, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{mul(g[0], s[ExpSaved::out])};
     }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], out)}; }, where);
   return out;
@@ -219,7 +219,7 @@ struct LogSaved { static constexpr SavedSlot x = kLog.slot("log input"); };
 Tensor log(const Tensor& x, Site where) {
   Tensor out = unary_map(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
   if (should_record({x}))
-    record(kLog, {x}, {out}, {save(LogSaved::x, x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kLog, {x}, {out}, {save(LogSaved::x, x)}, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{div(g[0], s[LogSaved::x])};
     }, [x](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], x)}; }, where);
   return out;
@@ -232,7 +232,7 @@ struct PowSaved { static constexpr SavedSlot x = kPow.slot("pow base"); };
 Tensor pow(const Tensor& x, double p, Site where) {
   Tensor out = unary_map(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   if (should_record({x}))
-    record(kPow, {x}, {out}, {save(PowSaved::x, x)}, [p](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kPow, {x}, {out}, {save(PowSaved::x, x)}, [p](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{mul(mul(g[0], pow(s[PowSaved::x], p - 1.0)), p)};
     }, [x, p](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(mul(d[0], pow(x, p - 1.0)), p)}; }, where);
   return out;
@@ -245,7 +245,7 @@ struct SqrtSaved { static constexpr SavedSlot out = kSqrt.slot("sqrt output"); }
 Tensor sqrt(const Tensor& x, Site where) {
   Tensor out = unary_map(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
   if (should_record({x}))
-    record(kSqrt, {x}, {out}, {save(SqrtSaved::out, out)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kSqrt, {x}, {out}, {save(SqrtSaved::out, out)}, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{div(g[0], mul(s[SqrtSaved::out], 2.0))};
     }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], mul(out, 2.0))}; }, where);
   return out;
@@ -269,10 +269,10 @@ Tensor relu(const Tensor& x, Site where) {
   if (x.defined() && !is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v > 0 ? v : int64_t{0}; });
   Tensor out = unary_map(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 || v != v ? v : decltype(v)(0); });  // NaN stays
   if (should_record({x}))
-    record(kRelu, {x}, {out}, {save(ReluSaved::x, x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kRelu, {x}, {out}, {save(ReluSaved::x, x)}, [](const std::vector<Tensor>& g, const Saved& s) {
       const Tensor& xs = s[ReluSaved::x];
       return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(xs), xs, relu_step))};
-    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    }, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[ReluSaved::x], relu_step)};
     }, [x](const std::vector<Tensor>& d) {
       return std::vector<Tensor>{mul(d[0], map2("relu_backward", cuda::kReluBackward, ones_like(x), x.detach(), relu_step))};
@@ -287,9 +287,9 @@ struct TanhSaved { static constexpr SavedSlot out = kTanh.slot("tanh output"); }
 Tensor tanh(const Tensor& x, Site where) {
   Tensor out = unary_map(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
   if (should_record({x}))
-    record(kTanh, {x}, {out}, {save(TanhSaved::out, out)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kTanh, {x}, {out}, {save(TanhSaved::out, out)}, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{mul(g[0], rsub(mul(s[TanhSaved::out], s[TanhSaved::out]), 1.0))};
-    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    }, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{
           map2("tanh_backward", cuda::kTanhBackward, g[0], s[TanhSaved::out], [](auto gv, auto y) { return gv * (1 - y * y); })};
     }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], rsub(mul(out, out), 1.0))}; }, where);
@@ -320,9 +320,9 @@ struct SoftplusSaved { static constexpr SavedSlot x = kSoftplus.slot("softplus i
 Tensor softplus(const Tensor& x, Site where) {
   Tensor out = unary_map(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
   if (should_record({x}))
-    record(kSoftplus, {x}, {out}, {save(SoftplusSaved::x, x)}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kSoftplus, {x}, {out}, {save(SoftplusSaved::x, x)}, [where](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{mul(g[0], exp(sub(s[SoftplusSaved::x], softplus(s[SoftplusSaved::x], where))))};
-    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    }, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{map2("softplus_backward", cuda::kSoftplusBackward, g[0], s[SoftplusSaved::x], [](auto gv, auto xv) {
         return gv * static_cast<decltype(gv)>(sigmoid_value(static_cast<double>(xv)));
       })};

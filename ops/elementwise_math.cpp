@@ -34,7 +34,7 @@ Tensor with_derivative(const OpDef& def, Keep keep, const Tensor& x, const Tenso
   std::vector<SavedTensor> saved;
   const SavedSlot slot = def.only_slot();
   if (keep != Keep::nothing) saved.push_back(save(slot, kept));
-  record(def, {x}, {out}, std::move(saved), [derivative, keep, slot](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+  record(def, {x}, {out}, std::move(saved), [derivative, keep, slot](const std::vector<Tensor>& g, const Saved& s) {
     if (keep == Keep::nothing) return std::vector<Tensor>{zeros_like(g[0])};
     return std::vector<Tensor>{mul(g[0], derivative(s[slot]))};
   }, [derivative, keep, kept](const std::vector<Tensor>& d) {

@@ -38,7 +38,7 @@ Tensor scatter_rows(const Tensor& g, const Tensor& indices, int64_t V);
 Tensor recorded_scatter(const Tensor& g, const Tensor& indices, const Tensor& dweight) {
   if (should_record({g}))
     record(kEmbeddingBackward, {g, indices}, {dweight}, {save(EmbeddingBackwardSaved::indices, indices)},
-           [](const std::vector<Tensor>& gg, const std::vector<Tensor>& s) {
+           [](const std::vector<Tensor>& gg, const Saved& s) {
              return std::vector<Tensor>{embedding(gg[0], s[EmbeddingBackwardSaved::indices]), Tensor()};
            }, [&](const std::vector<Tensor>& d) {
              return std::vector<Tensor>{recorded_scatter(d[0], indices, scatter_rows(d[0], indices, dweight.size(0)))};
@@ -110,7 +110,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Site where) {
                          HG_CUDA(cuda::embedding(weight.detach(), indices)));
   if (should_record({weight})) {
     const int64_t V = weight.size(0);
-    record(kEmbedding, {weight, indices}, {out}, {save(EmbeddingSaved::indices, indices)}, [V](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kEmbedding, {weight, indices}, {out}, {save(EmbeddingSaved::indices, indices)}, [V](const std::vector<Tensor>& g, const Saved& s) {
       const Tensor& ids = s[EmbeddingSaved::indices];
       return std::vector<Tensor>{recorded_scatter(g[0], ids, scatter_rows(g[0], ids, V)), Tensor()};
     }, [&indices](const std::vector<Tensor>& d) { return std::vector<Tensor>{embedding(d[0], indices)}; }, where);

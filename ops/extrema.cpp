@@ -94,7 +94,7 @@ Tensor amax(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
       share = div(tie, sum(tie, ds, true));
     }
     record(kAmax, {x}, {out}, {save(AmaxSaved::share, share)},
-           [keep](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [keep](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{mul(g[0].reshape(keep), s[AmaxSaved::share])};
            },
            [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], share), ds, keepdim)}; }, where);

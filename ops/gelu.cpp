@@ -32,7 +32,7 @@ struct GeluSlopeSaved { static constexpr SavedSlot x = kGeluSlope.slot("gelu inp
 Tensor gelu_slope(const Tensor& x, Site where) {
   Tensor slope = gelu_backward_kernel(ones_like(x), x);
   if (should_record({x}))
-    record(kGeluSlope, {x}, {slope}, {save(GeluSlopeSaved::x, x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kGeluSlope, {x}, {slope}, {save(GeluSlopeSaved::x, x)}, [](const std::vector<Tensor>& g, const Saved& s) {
       Tensor x2 = mul(s[GeluSlopeSaved::x], s[GeluSlopeSaved::x]);
       Tensor phi = mul(exp(mul(x2, -0.5)), 1.0 / std::sqrt(2 * std::numbers::pi));
       return std::vector<Tensor>{mul(g[0], mul(phi, rsub(x2, 2.0)))};
@@ -53,9 +53,9 @@ struct GeluSaved { static constexpr SavedSlot x = kGelu.slot("gelu input"); };
 Tensor gelu(const Tensor& x, Site where) {
   Tensor out = unary_map(kGelu, cuda::kGelu, 0, x, [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   if (should_record({x}))
-    record(kGelu, {x}, {out}, {save(GeluSaved::x, x)}, [where](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kGelu, {x}, {out}, {save(GeluSaved::x, x)}, [where](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{mul(g[0], gelu_slope(s[GeluSaved::x], where))};
-    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    }, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{gelu_backward_kernel(g[0], s[GeluSaved::x])};
     }, [x, where](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], gelu_slope(x, where))}; }, where);
   return out;

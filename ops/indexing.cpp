@@ -83,7 +83,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where
   }, HG_CUDA(cuda::masked_fill(x.detach(), mask, value)));
 
   if (should_record({x})) {
-    record(kMaskedFill, {x, mask}, {out}, {save(MaskedFillSaved::mask, mask)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kMaskedFill, {x, mask}, {out}, {save(MaskedFillSaved::mask, mask)}, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{masked_fill(g[0], s[MaskedFillSaved::mask], 0.0), Tensor()};
     }, [&mask](const std::vector<Tensor>& d) { return std::vector<Tensor>{masked_fill(d[0], mask, 0.0)}; }, where);
   }
@@ -141,7 +141,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
     const Shape shape_a = a.shape(), shape_b = b.shape();
     const bool ga = a.requires_grad(), gb = b.requires_grad();
     record(kWhere, {cond, a, b}, {out}, {save(WhereSaved::cond, cond)},
-           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [=](const std::vector<Tensor>& g, const Saved& s) {
              Tensor zero = zeros({}, g[0].dtype(), g[0].device());
              return std::vector<Tensor>{Tensor(), ga ? sum_to(where(s[WhereSaved::cond], g[0], zero), shape_a) : Tensor(),
                                         gb ? sum_to(where(s[WhereSaved::cond], zero, g[0]), shape_b) : Tensor()};
@@ -204,7 +204,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim, Site where) {
   }
 
   if (should_record(xs)) {
-    record(kConcat, xs, {out}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kConcat, xs, {out}, {}, [=](const std::vector<Tensor>& g, const Saved&) {
       std::vector<Tensor> dxs;
       for (size_t k = 0; k < offsets.size(); ++k)
         dxs.push_back(needs[k] ? g[0].slice(dim, offsets[k], offsets[k] + sizes[k]) : Tensor());
@@ -257,9 +257,9 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
     const Shape shape = x.shape();
     const DType t = x.dtype();
     const Device dev = x.device();
-    record(kSplit, {x}, pieces, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kSplit, {x}, pieces, {}, [=](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{concat(g, dim)};
-    }, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    }, [=](const std::vector<Tensor>& g, const Saved&) {
       Tensor dx = empty(shape, t, dev);  // (shape of x), every element written below
       for (size_t k = 0; k < sizes.size(); ++k) dx.slice(dim, offsets[k], offsets[k] + sizes[k]).copy_(g[k]);
       return std::vector<Tensor>{dx};

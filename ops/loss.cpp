@@ -198,10 +198,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     record(kCrossEntropy, {logits, targets}, {loss.out},
            {save(CrossEntropySaved::logits, logits), save(CrossEntropySaved::targets, targets),
             save(CrossEntropySaved::lse, loss.lse), save(CrossEntropySaved::kept, loss.n_kept)},
-           [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [ignore_index](const std::vector<Tensor>& g, const Saved& s) {
              using S = CrossEntropySaved;
              return std::vector<Tensor>{cross_entropy_backward_composed(s[S::logits], s[S::targets], ignore_index, g[0]), Tensor()};
-           }, [ignore_index](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           }, [ignore_index](const std::vector<Tensor>& g, const Saved& s) {
              using S = CrossEntropySaved;
              const Tensor &x = s[S::logits], &t = s[S::targets], &lse = s[S::lse], &kept = s[S::kept];
              return std::vector<Tensor>{on_device("cross_entropy backward", {x, t, g[0]}, [&] {

@@ -236,7 +236,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, Site where) {
     std::vector<SavedTensor> saved;
     if (ga) saved.push_back(save(MatmulSaved::b, b));
     if (gb) saved.push_back(save(MatmulSaved::a, a));
-    record(kMatmul, {a, b}, {out}, std::move(saved), [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kMatmul, {a, b}, {out}, std::move(saved), [=](const std::vector<Tensor>& g, const Saved& s) {
       Tensor G = g[0].reshape(c_shape);  // (batch..., n, m), the dropped 1-D dimensions restored
       Tensor da, db;
       if (ga) {

@@ -114,7 +114,7 @@ Tensor normalize(const OpDef& def, const NormalizationSaved& slots, const Tensor
   std::vector<SavedTensor> saved{save(slots.x, x)};
   if (has_weight) saved.push_back(save(slots.weight, weight));
   record(def, {x, weight, bias}, {out}, std::move(saved),
-         [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+         [=](const std::vector<Tensor>& g, const Saved& s) {
            const Standardized n = standardize(s[slots.x], dims, eps, centre);
            const Tensor& dy = g[0];
            Tensor dx, dw, db;

@@ -56,7 +56,7 @@ Tensor with_partials(const OpDef& def, const Tensor& a, const Tensor& b, const T
   const Shape shape_a = a.shape(), shape_b = b.shape();
   const bool ga = a.requires_grad(), gb = b.requires_grad();
   record(def, {a, b}, {out}, std::move(saved),
-         [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+         [=](const std::vector<Tensor>& g, const Saved& s) {
            const auto [pa, pb] = partials(s[sa], s[sb], keeps_out ? s[so] : Tensor());
            return std::vector<Tensor>{ga ? sum_to(mul(g[0], pa), shape_a) : Tensor(),
                                       gb ? sum_to(mul(g[0], pb), shape_b) : Tensor()};

@@ -204,7 +204,7 @@ Tensor rotate(const OpDef& def, const Tensor& x, int64_t start, double base, int
     });
   }, HG_CUDA(cuda::rope(x.detach(), start, base, direction)));
   if (should_record({x}))
-    record(def, {x}, {out}, {}, [start, base, direction, where](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(def, {x}, {out}, {}, [start, base, direction, where](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{rotate(direction > 0 ? kRopeBackward : kRope, g[0], start, base, -direction, where)};
     }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{rotate(def, d[0], start, base, direction, where)}; },
     where);
@@ -317,9 +317,9 @@ QkvHeads qkv_heads(const Tensor& qkv, int64_t heads, bool rot, double base, Site
   if (should_record({qkv})) {
     const DType dt = qkv.dtype();
     const Shape shape = qkv.shape();
-    record(kQkvHeads, {qkv}, {r.q, r.k, r.v}, {}, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kQkvHeads, {qkv}, {r.q, r.k, r.v}, {}, [=](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{rope_detail::qkv_heads_grad(g[0], g[1], g[2], shape, rot, base, where)};
-    }, [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    }, [=](const std::vector<Tensor>& g, const Saved&) {
       Tensor dqkv = empty({B, T, 3 * d}, dt);  // (B, T, 3d), every element written below
       if (dqkv.numel() > 0)
         dispatch_float(dt, "qkv_heads backward", [&]<typename E>() {

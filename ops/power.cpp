@@ -74,7 +74,7 @@ Tensor pow(const Tensor& a, const Tensor& b, Site where) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();
     using S = PowTensorSaved;
     record(kPowTensor, {a, b}, {out}, {save(S::a, a), save(S::b, b), save(S::out, out)},
-           [=](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [=](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{
                  ga ? sum_to(mul(g[0], b_a_pow(s[S::a], s[S::b])), sa) : Tensor(),
                  gb ? sum_to(mul(g[0], out_log_a(s[S::a], s[S::b], s[S::out])), sb) : Tensor()};

@@ -114,7 +114,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   }, HG_CUDA(cuda::sum_rows(p.rows, p.nreduced).reshape(p.out_shape)));
   if (should_record({x})) {
     Shape keep = p.keep_shape, from = x.shape();
-    record(kSum, {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kSum, {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{expand(g[0].reshape(keep), from)};
     }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(d[0], dims, keepdim)}; }, where);
   }
@@ -176,7 +176,7 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim, Site where) {
     }
     Shape keep = p.keep_shape, from = x.shape();
     record(kMax, {x}, {out}, {save(MaxSaved::onehot, onehot)},
-           [keep, from](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [keep, from](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{mul(expand(g[0].reshape(keep), from), s[MaxSaved::onehot])};
            }, [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], onehot), {dim}, keepdim)}; }, where);
   }

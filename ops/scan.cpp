@@ -74,7 +74,7 @@ Tensor cumsum(const Tensor& x, int64_t dim, Site where) {
   if (x.dim() == 0) return x.clone(where);
   const Tensor out = running("cumsum", Running::sum, x, d);
   if (should_record({x})) {
-    record(kCumsum, {x}, {out}, {}, [d](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kCumsum, {x}, {out}, {}, [d](const std::vector<Tensor>& g, const Saved&) {
       return std::vector<Tensor>{from_the_end(g[0], d)};
     }, [d](const std::vector<Tensor>& t) { return std::vector<Tensor>{cumsum(t[0], d)}; }, where);
   }
@@ -139,7 +139,7 @@ Tensor cumprod(const Tensor& x, int64_t dim, Site where) {
   if (should_record({x})) {
     using S = CumprodSaved;
     record(kCumprod, {x}, {out}, {save(S::x, x), save(S::out, out)},
-           [d](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [d](const std::vector<Tensor>& g, const Saved& s) {
              const Tensor& xs = s[S::x];
              const Tensor most = from_the_end(mul(g[0], s[S::out]), d);
              if (!has_zero(xs)) return std::vector<Tensor>{div(most, xs)};

@@ -178,7 +178,7 @@ Tensor softmax(const Tensor& s, int64_t dim, Site where) {
     });
   }, HG_CUDA(cuda::softmax_rows(x))), dim);
   if (should_record({s}))
-    record(kSoftmax, {s}, {out}, {save(SoftmaxSaved::P, out)}, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+    record(kSoftmax, {s}, {out}, {save(SoftmaxSaved::P, out)}, [dim](const std::vector<Tensor>& g, const Saved& sv) {
       return std::vector<Tensor>{along_dim(&softmax_row_rule, sv[SoftmaxSaved::P], g[0], dim)};
     }, [dim, out](const std::vector<Tensor>& d) { return std::vector<Tensor>{along_dim(&softmax_row_rule, out, d[0], dim)}; },
     where);
@@ -219,7 +219,7 @@ Tensor softmax_backward(const Tensor& P, const Tensor& dP, Tensor* D, Site where
   if (should_record({P, dP})) {
     const bool gp = P.requires_grad(), gg = dP.requires_grad();
     record(kSoftmaxBackward, {P, dP}, {ds}, {save(SoftmaxBackwardSaved::P, P), save(SoftmaxBackwardSaved::dP, dP)},
-           [gp, gg](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [gp, gg](const std::vector<Tensor>& g, const Saved& s) {
              const Tensor &Ps = s[SoftmaxBackwardSaved::P], &dPs = s[SoftmaxBackwardSaved::dP];
              Tensor dPgrad = gg ? softmax_backward(Ps, g[0]) : Tensor();
              Tensor Pgrad;
@@ -265,10 +265,10 @@ Tensor log_softmax(const Tensor& s, int64_t dim, Site where) {
   Tensor out = from_rows(y, dim);
   if (should_record({s}))
     record(kLogSoftmax, {s}, {out}, {save(LogSoftmaxSaved::out, out)},
-           [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+           [dim](const std::vector<Tensor>& g, const Saved& sv) {
              Tensor p = exp(sv[LogSoftmaxSaved::out]);  // the rule from recorded ops (see above)
              return std::vector<Tensor>{sub(g[0], mul(p, sum(g[0], {dim}, true)))};
-           }, [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& sv) {
+           }, [dim](const std::vector<Tensor>& g, const Saved& sv) {
              return std::vector<Tensor>{along_dim(&log_softmax_backward, sv[LogSoftmaxSaved::out], g[0], dim)};
            }, [dim, out](const std::vector<Tensor>& d) {  // the rows of J = I − 1 pᵀ applied to ṡ
              return std::vector<Tensor>{sub(d[0], sum(mul(exp(out), d[0]), {dim}, true))};
@@ -315,9 +315,9 @@ Tensor softmax_jacobian(const Tensor& p, Site where) {
     return out;
   }, HG_CUDA(cuda::softmax_jacobian_rows(p.detach())));
   if (should_record({p}))
-    record(kSoftmaxJacobian, {p}, {J}, {save(SoftmaxJacobianSaved::p, p)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kSoftmaxJacobian, {p}, {J}, {save(SoftmaxJacobianSaved::p, p)}, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{jacobian_backward_composed(s[SoftmaxJacobianSaved::p], g[0])};
-    }, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    }, [](const std::vector<Tensor>& g, const Saved& s) {
       return std::vector<Tensor>{on_device("softmax_jacobian backward", {s[SoftmaxJacobianSaved::p], g[0]}, [&] {
         Tensor pc = s[SoftmaxJacobianSaved::p].contiguous(), G = g[0].contiguous();
         Tensor dp = empty(pc.shape(), pc.dtype());

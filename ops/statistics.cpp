@@ -57,7 +57,7 @@ Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim, 
   }
   if (should_record({x})) {
     record(kVar, {x}, {out}, {save(VarSaved::x, x)},
-           [deviation, keep, scale](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [deviation, keep, scale](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{mul(mul(deviation(s[VarSaved::x]), g[0].reshape(keep)), 2.0 * scale)};
            },
            [&](const std::vector<Tensor>& d) {

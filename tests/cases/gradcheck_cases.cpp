@@ -13,7 +13,7 @@ Tensor wrong_square(const std::vector<Tensor>& x) {
     out = mul(x[0], x[0]);
   }
   record(kWrongSquare, {x[0]}, {out}, {save(kWrongSquare.slot("input"), x[0])},
-         [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) { return std::vector<Tensor>{mul(mul(g[0], s[kWrongSquare.slot("input")]), 3.0)}; });
+         [](const std::vector<Tensor>& g, const Saved& s) { return std::vector<Tensor>{mul(mul(g[0], s[kWrongSquare.slot("input")]), 3.0)}; });
   return out;
 }
 

@@ -42,7 +42,7 @@ TEST_CASE("forward: an op without a tangent rule fails naming the op, never a ze
   auto op = [](const Tensor& x) {
     Tensor out = x.detach().clone();
     if (should_record({x}))
-      record(kNoRule, {x}, {out}, {}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return g; });
+      record(kNoRule, {x}, {out}, {}, [](const std::vector<Tensor>& g, const Saved&) { return g; });
     return out;
   };
   Tensor x = ones({2}, DType::f64);
@@ -54,7 +54,7 @@ TEST_CASE("forward: an op without a tangent rule fails naming the op, never a ze
   static constexpr OpDef kDescribed{.name = "described", .saves_nothing = "-", .derivation = "tests/engine/test_forward.cpp",
                                     .tangent = "ȯ = ẋ"};
   Tensor out = x.detach().clone();
-  auto pass = [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return g; };
+  auto pass = [](const std::vector<Tensor>& g, const Saved&) { return g; };
   CHECK_THROWS_WITH_AS(record(kDescribed, {xd}, {out}, {}, pass), doctest::Contains("none was recorded"), Error);
   CHECK_THROWS_WITH_AS(record(kNoRule, {xd}, {out}, {}, pass, [](const std::vector<Tensor>& d) { return d; }),
                        doctest::Contains("does not describe"), Error);
@@ -136,7 +136,7 @@ TEST_CASE("forward: a backward that is a raw kernel refuses to carry tangents, b
       out = mul(x.detach(), 2.0);
     }
     if (should_record({x}))
-      record(kRaw, {x}, {out}, {save(kRaw.slot("input x"), x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      record(kRaw, {x}, {out}, {save(kRaw.slot("input x"), x)}, [](const std::vector<Tensor>& g, const Saved&) {
         return std::vector<Tensor>{mul(g[0].detach(), 2.0)};
       }, [](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], 2.0)}; });
     return out;

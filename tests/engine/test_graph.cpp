@@ -288,7 +288,7 @@ TEST_CASE("double backward through a first-order-only op fails naming it, not wi
       NoGradGuard ng;
       out = mul(x, x);
     }
-    record(kFusedSquare, {x}, {out}, {save(kFusedSquare.slot("input"), x)}, [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+    record(kFusedSquare, {x}, {out}, {save(kFusedSquare.slot("input"), x)}, [](const std::vector<Tensor>& g, const Saved& s) {
       NoGradGuard ng;
       return std::vector<Tensor>{mul(mul(g[0], s[kFusedSquare.slot("input")]), 2.0)};
     });

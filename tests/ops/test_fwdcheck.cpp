@@ -45,7 +45,7 @@ TEST_CASE("fwdcheck: a wrong tangent is caught, by the differences and by the tr
     }
     const Tensor in = x[0];
     if (should_record({in}))
-      record(kWrong, {in}, {out}, {}, [in](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+      record(kWrong, {in}, {out}, {}, [in](const std::vector<Tensor>& g, const Saved&) {
         return std::vector<Tensor>{mul(mul(g[0], in.detach()), 2.0)};
       }, [in](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(mul(d[0], in.detach()), 3.0)}; });
     return out;

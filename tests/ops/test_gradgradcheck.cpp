@@ -38,7 +38,7 @@ TEST_CASE("gradgradcheck catches a backward that is not differentiated correctly
       out = mul(mul(x[0], x[0]), x[0]);
     }
     record(kBadCube, {x[0]}, {out}, {save(kBadCube.slot("input"), x[0])},
-           [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+           [](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{mul(mul(g[0], mul(s[kBadCube.slot("input")], s[kBadCube.slot("input")].detach())), 3.0)};
            });
     return out;

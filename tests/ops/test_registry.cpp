@@ -168,7 +168,7 @@ TEST_CASE("registry: record() refuses saved tensors that differ from the definit
                                      .derivation = "tests/ops/test_registry.cpp"};
   static constexpr SavedSlot x_slot = kTwoSaves.slot("input x"), y_slot = kTwoSaves.slot("output y");
   static_assert(x_slot.index == 0 && y_slot.index == 1 && x_slot.def == &kTwoSaves);
-  const BackwardFn pass = [](const std::vector<Tensor>& g, const std::vector<Tensor>&) { return std::vector<Tensor>{g[0]}; };
+  const BackwardFn pass = [](const std::vector<Tensor>& g, const Saved&) { return std::vector<Tensor>{g[0]}; };
   Tensor x = full({3}, 2.0, DType::f64).requires_grad_();
   auto fresh = [&] { return mul(x.detach(), 1.0); };
   CHECK_NOTHROW(record(kTwoSaves, {x}, {fresh()}, {save(x_slot, x), save(y_slot, x)}, pass));
@@ -211,9 +211,9 @@ TEST_CASE("registry: the backward reads each saved tensor at its slot, an absent
   Tensor x = full({2}, 1.0, DType::f64).requires_grad_(), w = full({2}, 3.0, DType::f64);
   Tensor out = mul(x.detach(), w);
   bool u_absent = false;
-  record(kScaleBy, {x}, {out}, {save(w_slot, w)}, [&](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-    u_absent = !s.at(u_slot).defined();
-    return std::vector<Tensor>{mul(g[0], s.at(w_slot))};
+  record(kScaleBy, {x}, {out}, {save(w_slot, w)}, [&](const std::vector<Tensor>& g, const Saved& s) {
+    u_absent = !s[u_slot].defined();
+    return std::vector<Tensor>{mul(g[0], s[w_slot])};
   });
   sum(out).backward();
   CHECK(u_absent);
@@ -230,10 +230,10 @@ TEST_CASE("registry: backward runs the fused backward, and the composed one unde
       NoGradGuard ng;
       out = mul(x, 2.0);
     }
-    record(kTwice, {x}, {out}, {}, [&](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    record(kTwice, {x}, {out}, {}, [&](const std::vector<Tensor>& g, const Saved&) {
       ++composed_runs;
       return std::vector<Tensor>{mul(g[0], 2.0)};
-    }, [&](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+    }, [&](const std::vector<Tensor>& g, const Saved&) {
       ++fused_runs;
       NoGradGuard ng;
       return std::vector<Tensor>{mul(g[0], 2.0)};
