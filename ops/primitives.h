@@ -5,10 +5,10 @@
 // (tangent_sum), which adds and expands. Declared apart, their headers and sources would include
 // one another round a loop.
 //
-// The rules every op family shares are stated here once: which operands an op takes
-// (require_defined, require_float, is_integral, is_whole_number), which dims a reduction reduces
-// (reduction), and how a unary op records f' (with_derivative); the strided loop of every
-// elementwise kernel is ops/cpu_map.h's strided_map2.
+// The rules every op family shares are stated here once: which operands an op takes and how they
+// promote (require_defined, require_float, floated, is_integral, is_whole_number), which dims a
+// reduction reduces (reduction), and how a unary op records f' (with_derivative); the strided loop
+// of every elementwise kernel is ops/cpu_map.h's strided_map2.
 //
 // Their sources (ops/broadcast.cpp, ops/reduce.cpp, ops/elementwise.cpp, ops/elementwise_math.cpp,
 // ops/tangent.cpp) include this header and, of ops/, only ops/cpu_map.h, ops/device.h,
