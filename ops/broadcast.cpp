@@ -33,6 +33,25 @@ Shape broadcast_strides(const char* op, const Tensor& x, const Shape& to) {
   return st;
 }
 
+void require_defined(const char* op, const Tensor& t, const char* what) {
+  if (!t.defined()) fail(op, "{} is undefined", what);
+}
+
+void require_float(const char* op, const Tensor& t, const char* what) {
+  require_defined(op, t, what);
+  if (!is_floating(t.dtype()))
+    fail(op, "{} is not floating point; {} takes float32 or float64 (convert with .double())", t.describe(), op);
+}
+
+std::pair<Tensor, Tensor> floated(const char* op, const Tensor& a, const Tensor& b) {
+  require_defined(op, a, "an operand");
+  require_defined(op, b, "an operand");
+  const bool fa = is_floating(a.dtype()), fb = is_floating(b.dtype());
+  if (fa && fb) return {a, b};
+  const DType t = fa ? a.dtype() : fb ? b.dtype() : DType::f32;
+  return {fa ? a : a.to(t), fb ? b : b.to(t)};
+}
+
 void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype())
     fail(op, "dtype mismatch: {} vs {}; convert one with .to(DType::{})", a.describe(), b.describe(),

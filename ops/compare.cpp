@@ -16,9 +16,9 @@
 
 #include "engine/dispatch.h"
 #include "engine/error.h"
-#include "engine/strided.h"
 #include "engine/tape.h"
 #include "ops/broadcast.h"
+#include "ops/cpu_map.h"
 #include "ops/elementwise.h"
 #include "ops/indexing.h"
 #include "ops/reduce.h"
@@ -27,41 +27,24 @@ namespace hg {
 
 namespace {
 
-void require(const char* op, const Tensor& t, const char* what) {
-  if (!t.defined()) fail(op, "{} is undefined", what);
-}
-
 // out = test(a, b) elementwise over the broadcast shape, as bool, on a's device.
 template <typename Test>
 Tensor bool_map(const char* op, const Tensor& a, const Tensor& b, Test test) {
-  require(op, a, "input a");
-  require(op, b, "input b");
+  require_defined(op, a, "input a");
+  require_defined(op, b, "input b");
   if (a.device() != b.device())
     fail(op, "{} and {} are on different devices; move one with .to()", a.describe(), b.describe());
   const DType t = a.dtype() == b.dtype() ? a.dtype() : DType::f64;
-  const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
   NoGradGuard ng;
   const Tensor x = a.detach().to(Device::cpu).to(t), y = b.detach().to(Device::cpu).to(t);
-  Tensor out = empty(shape, DType::b8);
-  const Shape sx = broadcast_strides(op, x, shape), sy = broadcast_strides(op, y, shape);
-  dispatch_any(t, [&]<typename T>() {
-    for_each_row<uint8_t, const T, const T>(
-        shape, {&out.strides(), &sx, &sy},
-        std::make_tuple(static_cast<uint8_t*>(out.raw_data()), static_cast<const T*>(x.raw_data()),
-                        static_cast<const T*>(y.raw_data())),
-        [&](int64_t n, std::tuple<uint8_t*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
-          auto [o, u, v] = p;
-          for (int64_t i = 0; i < n; ++i) o[i * st[0]] = test(u[i * st[1]], v[i * st[2]]) ? 1 : 0;
-        });
-  });
+  const Tensor out = dispatch_any(t, [&]<typename T>() { return strided_map2<uint8_t, T>(op, DType::b8, x, y, test); });
   return out.to(a.device());
 }
 
 // A number as the other side of a comparison (ops/compare.h says in which dtype).
 Tensor number_for(const Tensor& a, double s) {
   if (a.defined() && (a.dtype() == DType::f32 || a.dtype() == DType::f64)) return full({}, s, a.dtype(), a.device());
-  const bool whole = std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18;
-  return full({}, s, whole ? DType::i64 : DType::f64, a.defined() ? a.device() : Device::cpu);
+  return full({}, s, is_whole_number(s) ? DType::i64 : DType::f64, a.defined() ? a.device() : Device::cpu);
 }
 
 // Whether a value is nonzero (a NaN is).
@@ -95,26 +78,26 @@ Tensor logical_xor(const Tensor& a, const Tensor& b) {
   return bool_map("logical_xor", a, b, [](auto x, auto y) { return truth(x) != truth(y); });
 }
 Tensor logical_not(const Tensor& a) {
-  require("logical_not", a, "the input");
+  require_defined("logical_not", a, "the input");
   return bool_map("logical_not", a, a, [](auto x, auto) { return !truth(x); });
 }
 
 Tensor isnan(const Tensor& x) {
-  require("isnan", x, "the input");
+  require_defined("isnan", x, "the input");
   return bool_map("isnan", x, x, [](auto v, auto) {
     if constexpr (std::is_floating_point_v<decltype(v)>) return std::isnan(v);
     else return false;
   });
 }
 Tensor isinf(const Tensor& x) {
-  require("isinf", x, "the input");
+  require_defined("isinf", x, "the input");
   return bool_map("isinf", x, x, [](auto v, auto) {
     if constexpr (std::is_floating_point_v<decltype(v)>) return std::isinf(v);
     else return false;
   });
 }
 Tensor isfinite(const Tensor& x) {
-  require("isfinite", x, "the input");
+  require_defined("isfinite", x, "the input");
   return bool_map("isfinite", x, x, [](auto v, auto) {
     if constexpr (std::is_floating_point_v<decltype(v)>) return std::isfinite(v);
     else return true;
@@ -123,39 +106,32 @@ Tensor isfinite(const Tensor& x) {
 
 // any: some entry is nonzero, i.e. the count of nonzero entries is > 0; all: none is zero.
 Tensor any(const Tensor& x, const Shape& dims, bool keepdim) {
-  require("any", x, "the input");
+  require_defined("any", x, "the input");
   NoGradGuard ng;
   return gt(sum(ne(x, 0.0).to(DType::f64), dims, keepdim), 0.0);
 }
 Tensor all(const Tensor& x, const Shape& dims, bool keepdim) {
-  require("all", x, "the input");
+  require_defined("all", x, "the input");
   NoGradGuard ng;
   return eq(sum(eq(x, 0.0).to(DType::f64), dims, keepdim), 0.0);
 }
 
+// A tensor bound is maximum (lower) or minimum (upper) with x: beyond it the bound is chosen, and
+// where x equals it the gradient is shared half and half (PyTorch's rule for tensor bounds).
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Site where) {
-  require("clamp", x, "the input");
+  require_defined("clamp", x);
   if (!lo.defined() && !hi.defined()) fail("clamp", "give min or max (or both)");
-  // Beyond a bound the bound is chosen; where x equals it the value is both, and the gradient is
-  // shared half and half (PyTorch's rule for tensor bounds).
-  auto limit = [where](const Tensor& v, const Tensor& bound, bool lower) {
-    if (!is_floating(v.dtype()) && !is_floating(bound.dtype()))  // integers: no gradient to share
-      return hg::where(lower ? lt(v, bound) : gt(v, bound), bound, v, where);
-    const Tensor tie = mul(add(v, bound, where), 0.5, where);
-    const Tensor beyond = lower ? lt(v, bound) : gt(v, bound), within = lower ? gt(v, bound) : lt(v, bound);
-    return hg::where(beyond, bound, hg::where(within, v, tie, where), where);
-  };
   Tensor out = x;
-  if (lo.defined()) out = limit(out, lo, true);
-  if (hi.defined()) out = limit(out, hi, false);
+  if (lo.defined()) out = maximum(out, lo, where);
+  if (hi.defined()) out = minimum(out, hi, where);
   return out;
 }
 
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi, Site where) {
-  require("clamp", x, "the input");
+  require_defined("clamp", x, "the input");
   if (x.dtype() == DType::b8) fail("clamp", "{} is bool; clamp takes numbers (convert with .long() or .float())", x.describe());
   if (!lo && !hi) fail("clamp", "give min or max (or both)");
-  auto whole = [](std::optional<double> b) { return !b || (std::isfinite(*b) && *b == std::trunc(*b)); };
+  auto whole = [](std::optional<double> b) { return !b || is_whole_number(*b); };
   if (!is_floating(x.dtype()) && !(whole(lo) && whole(hi)))  // an int tensor with a fractional bound: float32
     return clamp(x.to(DType::f32), lo, hi, where);
   // A number bound takes x's place from the bound on (x ≤ lo, x ≥ hi), so the gradient passes
@@ -167,14 +143,21 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
 }
 
 // maximum: a where a > b, b where b > a, and (a + b)/2 where neither — equal (the gradient shared)
-// or a NaN on either side (which the mean carries through).
-Tensor maximum(const Tensor& a, const Tensor& b, Site where) {
+// or a NaN on either side (which the mean carries through); minimum the same with a < b. Two
+// integer operands carry no gradient: the larger (smaller) one, exactly.
+namespace {
+template <typename Above>
+Tensor extreme(const Tensor& a, const Tensor& b, Above above, Site where) {
+  if (is_integral(a) && is_integral(b)) return hg::where(above(a, b), a, b, where);
   const Tensor tie = mul(add(a, b, where), 0.5, where);
-  return hg::where(gt(a, b), a, hg::where(lt(a, b), b, tie, where), where);
+  return hg::where(above(a, b), a, hg::where(above(b, a), b, tie, where), where);
+}
+}  // namespace
+Tensor maximum(const Tensor& a, const Tensor& b, Site where) {
+  return extreme(a, b, [](const Tensor& u, const Tensor& v) { return gt(u, v); }, where);
 }
 Tensor minimum(const Tensor& a, const Tensor& b, Site where) {
-  const Tensor tie = mul(add(a, b, where), 0.5, where);
-  return hg::where(lt(a, b), a, hg::where(gt(a, b), b, tie, where), where);
+  return extreme(a, b, [](const Tensor& u, const Tensor& v) { return lt(u, v); }, where);
 }
 
 // lerp = a + w (b − a): d/da = 1 − w, d/db = w, d/dw = b − a, through the recorded ops.

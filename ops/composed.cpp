@@ -22,7 +22,7 @@ namespace hg {
 
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, Site where) {
   constexpr const char* op = "prod";
-  if (!x.defined()) fail(op, "the input is undefined");
+  require_defined(op, x);
   if (x.dtype() == DType::b8) return prod(x.to(DType::i64), dim, keepdim, where);
   if (!dim) {
     Tensor all = prod(x.reshape({-1}, where), 0, false, where);
@@ -46,7 +46,7 @@ Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, Site wher
 
 Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step, Site where) {
   constexpr const char* op = "unfold";
-  if (!x.defined()) fail(op, "the input is undefined");
+  require_defined(op, x);
   const Tensor v = x.dim() == 0 ? x.reshape({1}, where) : x;
   const int64_t d = wrap_dim(op, dim, v.shape()), n = v.size(d);
   if (size < 0 || size > n)
@@ -62,7 +62,7 @@ Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step, Site whe
 
 Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2, Site where) {
   constexpr const char* op = "diag_embed";
-  if (!x.defined()) fail(op, "the input is undefined");
+  require_defined(op, x);
   if (x.dim() == 0) fail(op, "{} is 0-d; diag_embed places a last dim on a diagonal", x.describe());
   Shape out_shape = x.shape();
   out_shape.push_back(1);  // one more dim than x: dim1 and dim2 are among x.dim() + 1

@@ -40,20 +40,24 @@ Tensor cpu_map1(const Tensor& x, F f) {
   return out;
 }
 
-// out (fresh, broadcast shape) = f(a, b) elementwise, f: (T, T) -> T. `row_f32`, when given,
-// computes f on unit-stride float32 rows (one of cpu/kernels.h's, the same bits as f).
-template <typename T, typename F>
-Tensor cpu_map2(const char* op, const Tensor& a, const Tensor& b, F f, cpu::BinaryRow row_f32 = nullptr) {
+// out (fresh, the broadcast shape of a and b, dtype `out_dtype` holding Out) = f(a, b)
+// elementwise, f: (T, T) -> Out, each operand read through its own strides (0 where it is
+// broadcast): the one strided binary loop of ops/, behind the float ops (Out = T), the comparisons
+// (Out = bool) and integer arithmetic (Out = T = int64). `row_f32`, when given, computes f on
+// unit-stride float32 rows (one of cpu/kernels.h's, the same bits as f).
+template <typename Out, typename T, typename F>
+Tensor strided_map2(const char* op, DType out_dtype, const Tensor& a, const Tensor& b, F f,
+                    cpu::BinaryRow row_f32 = nullptr) {
   Shape shape = broadcast_shapes(op, a.shape(), b.shape());
-  Tensor out = empty(shape, a.dtype(), a.device());
+  Tensor out = empty(shape, out_dtype, a.device());
   Shape sa = broadcast_strides(op, a, shape), sb = broadcast_strides(op, b, shape);
-  for_each_row<T, const T, const T>(
+  for_each_row<Out, const T, const T>(
       shape, {&out.strides(), &sa, &sb},
-      std::make_tuple(out.data_ptr<T>(), static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data())),
-      [&](int64_t n, std::tuple<T*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
+      std::make_tuple(static_cast<Out*>(out.raw_data()), static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data())),
+      [&](int64_t n, std::tuple<Out*, const T*, const T*> p, const std::array<int64_t, 3>& st) {
         auto [o, x, y] = p;
         if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-          if constexpr (std::is_same_v<T, float>) {
+          if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float>) {
             if (row_f32) return row_f32(o, x, y, n);
           }
           for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
@@ -95,8 +99,8 @@ Tensor map2(const char* op, cuda::BinaryCode kind, const Tensor& a, const Tensor
   check_same_dtype_device(op, a, b);
   return on_device(op, {a, b}, [&] {
     return dispatch_float(a.dtype(), op, [&]<typename T>() {
-      return cpu_map2<T>(op, a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); },
-                         row ? cpu::kernels().*row : nullptr);
+      return strided_map2<T, T>(op, a.dtype(), a.detach(), b.detach(), [&](T x, T y) { return static_cast<T>(f(x, y)); },
+                                row ? cpu::kernels().*row : nullptr);
     });
   }, HG_CUDA(cuda::binary(kind, a.detach(), b.detach())));
 }

@@ -7,12 +7,12 @@
 // Tangents (forward mode): ȧ, ḃ, ẋ are the inputs' tangents, ȯ the output's. The same scalar chain
 // rule, read forwards: ȯ = f'(x) ẋ, or ∂f/∂a ȧ + ∂f/∂b ḃ; a broadcast operand's tangent broadcasts
 // with it (tangent_sum). Each rule is written as `.tangent` in the op's definition and as the
-// lambda after its backward; ops/primitives.h says how a missing tangent is a missing term.
+// lambda after its backward; ops/primitives.h says how a missing tangent is a missing term. A
+// unary f writes v · f' once, and with_derivative (below) makes it both the backward and the tangent.
 #include "ops/primitives.h"
 
 #include <cmath>
 #include <numbers>
-#include <optional>
 
 #include "cuda/ops.h"
 #include "engine/error.h"
@@ -26,22 +26,38 @@ namespace hg {
 
 namespace {
 
-// PyTorch's promotion where an operand is int64 or bool (ops/integer.h): beside a float it becomes
-// that float (it carries no gradient); two integers take integer arithmetic, or float32 to divide.
-// Two floats of different widths stay the library's dtype-mismatch error. Empty when both are float.
+// PyTorch's promotion where an operand is int64 or bool (a float op never reaches it: it is called
+// only when is_integral says so): two integers take ops/integer.cpp's exact arithmetic `kind`, and
+// beside a float an integer becomes that float (floated, ops/primitives.h).
 using Binary = Tensor (*)(const Tensor&, const Tensor&, Site);
-std::optional<Tensor> promoted(const char* op, IntArith kind, Binary f, const Tensor& a, const Tensor& b, Site where) {
-  if (!a.defined() || !b.defined() || (is_floating(a.dtype()) && is_floating(b.dtype()))) return std::nullopt;
-  if (is_floating(a.dtype())) return f(a, b.to(a.dtype()), where);
-  if (is_floating(b.dtype())) return f(a.to(b.dtype()), b, where);
-  if (f == &div) return f(a.to(DType::f32), b.to(DType::f32), where);
-  const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
-  return integer_binary(op, kind, expand(a, shape), expand(b, shape));
+Tensor promoted(const char* op, Binary f, IntArith kind, const Tensor& a, const Tensor& b, Site where) {
+  if (is_integral(a) && is_integral(b)) return integer_binary(op, kind, a, b);
+  const auto [x, y] = floated(op, a, b);
+  return f(x, y, where);
 }
 
-// A number beside an int64 or bool tensor: a whole one keeps it integer, another makes it float32.
-
 }  // namespace
+
+// Records out = f(x) with dx = chain(g, saved) and ȯ = chain(ẋ, saved) (ops/primitives.h).
+Tensor with_derivative(const OpDef& def, Keep keep, const Tensor& x, const Tensor& out, Chain chain, Site where,
+                       Chain fused) {
+  if (!should_record({x})) return out;
+  const Tensor kept = keep == Keep::input ? x : out;
+  std::vector<SavedTensor> saved;
+  const SavedSlot slot = def.only_slot();
+  if (keep != Keep::nothing) saved.push_back(save(slot, kept));
+  auto backward_with = [keep, slot](Chain rule) {
+    return [keep, slot, rule](const std::vector<Tensor>& g, const Saved& s) {
+      return std::vector<Tensor>{keep == Keep::nothing ? zeros_like(g[0]) : rule(g[0], s[slot])};
+    };
+  };
+  auto tangent = [chain, keep, kept](const std::vector<Tensor>& d) {
+    return std::vector<Tensor>{keep == Keep::nothing ? zeros_like(d[0]) : chain(d[0], kept)};
+  };
+  if (fused) record(def, {x}, {out}, std::move(saved), backward_with(chain), backward_with(fused), tangent, where);
+  else record(def, {x}, {out}, std::move(saved), backward_with(chain), tangent, where);
+  return out;
+}
 
 // ---------------------------------------------------------------- add, sub
 // out = a ± b  =>  da = sum_to(g), db = ±sum_to(g)
@@ -49,7 +65,7 @@ std::optional<Tensor> promoted(const char* op, IntArith kind, Binary f, const Te
 constexpr OpDef kAdd{.name = "add", .saves_nothing = "dA = sum_to(g)", .derivation = "ops/elementwise.cpp",
                      .tangent = "ȯ = ȧ + ḃ"};
 Tensor add(const Tensor& a, const Tensor& b, Site where) {
-  if (auto r = promoted(kAdd.c_str(), IntArith::add, &add, a, b, where)) return *r;
+  if (is_integral(a) || is_integral(b)) return promoted(kAdd.c_str(), &add, IntArith::add, a, b, where);
   Tensor out = map2(kAdd.c_str(), cuda::kAdd, a, b, [](auto x, auto y) { return x + y; },
                     &cpu::Kernels::vadd);
   if (should_record({a, b})) {
@@ -63,7 +79,7 @@ Tensor add(const Tensor& a, const Tensor& b, Site where) {
 
 constexpr OpDef kSub{.name = "sub", .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ − ḃ"};
 Tensor sub(const Tensor& a, const Tensor& b, Site where) {
-  if (auto r = promoted(kSub.c_str(), IntArith::sub, &sub, a, b, where)) return *r;
+  if (is_integral(a) || is_integral(b)) return promoted(kSub.c_str(), &sub, IntArith::sub, a, b, where);
   Tensor out = map2(kSub.c_str(), cuda::kSub, a, b, [](auto x, auto y) { return x - y; },
                     &cpu::Kernels::vsub);
   if (should_record({a, b})) {
@@ -86,7 +102,7 @@ constexpr OpDef kMul{.name = "mul",
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = ȧ b + a ḃ"};
 struct MulSaved { static constexpr SavedSlot a = kMul.slot("left operand a"), b = kMul.slot("right operand b"); };
 Tensor mul(const Tensor& a, const Tensor& b, Site where) {
-  if (auto r = promoted(kMul.c_str(), IntArith::mul, &mul, a, b, where)) return *r;
+  if (is_integral(a) || is_integral(b)) return promoted(kMul.c_str(), &mul, IntArith::mul, a, b, where);
   Tensor out = map2(kMul.c_str(), cuda::kMul, a, b, [](auto x, auto y) { return x * y; },
                     &cpu::Kernels::vmul);
   if (should_record({a, b})) {
@@ -109,7 +125,10 @@ constexpr OpDef kDiv{.name = "div",
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = (ȧ − out ḃ) / b"};
 struct DivSaved { static constexpr SavedSlot a = kDiv.slot("numerator a"), b = kDiv.slot("denominator b"); };
 Tensor div(const Tensor& a, const Tensor& b, Site where) {
-  if (auto r = promoted(kDiv.c_str(), IntArith::mul, &div, a, b, where)) return *r;
+  if (is_integral(a) || is_integral(b)) {  // true division: two integers divide as float32 (floated)
+    const auto [x, y] = floated(kDiv.c_str(), a, b);
+    return div(x, y, where);
+  }
   Tensor out = map2(kDiv.c_str(), cuda::kDiv, a, b, [](auto x, auto y) { return x / y; },
                     &cpu::Kernels::vdiv);
   if (should_record({a, b})) {
@@ -201,99 +220,70 @@ Tensor neg(const Tensor& x, Site where) {
 
 constexpr OpDef kExp{.name = "exp", .saves = {{"exp output", "it is the derivative"}},
                      .derivation = "ops/elementwise.cpp", .tangent = "ȯ = out ẋ"};
-struct ExpSaved { static constexpr SavedSlot out = kExp.slot("exp output"); };
-// out = e^x  =>  dx = g * out   (saves the output: it is the derivative)
+// out = e^x  =>  f' = out   (saves the output: it is the derivative)
 Tensor exp(const Tensor& x, Site where) {
-  Tensor out = unary_map(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
-  if (should_record({x}))
-    record(kExp, {x}, {out}, {save(ExpSaved::out, out)}, [](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{mul(g[0], s[ExpSaved::out])};
-    }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], out)}; }, where);
-  return out;
+  const Tensor out = unary_map(kExp, cuda::kExp, 0, x, [](auto v) { return std::exp(v); });
+  return with_derivative(kExp, Keep::output, x, out, [](const Tensor& v, const Tensor& y) { return mul(v, y); }, where);
 }
 
 constexpr OpDef kLog{.name = "log", .saves = {{"log input", "d log x = 1/x"}}, .derivation = "ops/elementwise.cpp",
                      .tangent = "ȯ = ẋ / x"};
-struct LogSaved { static constexpr SavedSlot x = kLog.slot("log input"); };
-// out = ln x  =>  dx = g / x
+// out = ln x  =>  f' = 1 / x
 Tensor log(const Tensor& x, Site where) {
-  Tensor out = unary_map(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
-  if (should_record({x}))
-    record(kLog, {x}, {out}, {save(LogSaved::x, x)}, [](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{div(g[0], s[LogSaved::x])};
-    }, [x](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], x)}; }, where);
-  return out;
+  const Tensor out = unary_map(kLog, cuda::kLog, 0, x, [](auto v) { return std::log(v); });
+  return with_derivative(kLog, Keep::input, x, out, [](const Tensor& v, const Tensor& in) { return div(v, in); }, where);
 }
 
 constexpr OpDef kPow{.name = "pow", .saves = {{"pow base", "p x^(p−1)"}}, .derivation = "ops/elementwise.cpp",
                      .tangent = "ȯ = p x^(p−1) ẋ"};
-struct PowSaved { static constexpr SavedSlot x = kPow.slot("pow base"); };
-// out = x^p  =>  dx = g * p * x^(p-1)
+// out = x^p  =>  f' = p x^(p−1)
 Tensor pow(const Tensor& x, double p, Site where) {
-  Tensor out = unary_map(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
-  if (should_record({x}))
-    record(kPow, {x}, {out}, {save(PowSaved::x, x)}, [p](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{mul(mul(g[0], pow(s[PowSaved::x], p - 1.0)), p)};
-    }, [x, p](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(mul(d[0], pow(x, p - 1.0)), p)}; }, where);
-  return out;
+  const Tensor out = unary_map(kPow, cuda::kPow, p, x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  return with_derivative(kPow, Keep::input, x, out, [p](const Tensor& v, const Tensor& in) {
+    return mul(mul(v, pow(in, p - 1.0)), p);
+  }, where);
 }
 
 constexpr OpDef kSqrt{.name = "sqrt", .saves = {{"sqrt output", "1 / (2 out)"}}, .derivation = "ops/elementwise.cpp",
                       .tangent = "ȯ = ẋ / (2 out)"};
-struct SqrtSaved { static constexpr SavedSlot out = kSqrt.slot("sqrt output"); };
-// out = sqrt(x)  =>  dx = g / (2 out)
+// out = √x  =>  f' = 1 / (2 out)
 Tensor sqrt(const Tensor& x, Site where) {
-  Tensor out = unary_map(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
-  if (should_record({x}))
-    record(kSqrt, {x}, {out}, {save(SqrtSaved::out, out)}, [](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{div(g[0], mul(s[SqrtSaved::out], 2.0))};
-    }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{div(d[0], mul(out, 2.0))}; }, where);
-  return out;
+  const Tensor out = unary_map(kSqrt, cuda::kSqrt, 0, x, [](auto v) { return std::sqrt(v); });
+  return with_derivative(kSqrt, Keep::output, x, out, [](const Tensor& v, const Tensor& y) { return div(v, mul(y, 2.0)); }, where);
 }
 
-// The ops below (and softplus) have a fused backward kernel for speed, given to record() beside
-// the same formula written with recorded ops: the engine runs the fused one, and the composed one
-// under create_graph, so the gradient can be differentiated again; gradgradcheck holds the two to
-// each other.
+// The ops below have a fused backward kernel for speed, given to with_derivative beside f' written
+// with recorded ops: the engine runs the fused one, and the composed one under create_graph, so the
+// gradient can be differentiated again; gradgradcheck holds the two to each other.
 
 constexpr OpDef kRelu{.name = "relu", .saves = {{"relu input", "the step [x > 0]"}},
                       .derivation = "ops/elementwise.cpp", .fused = "relu_backward: g · [x > 0] in one pass",
                       .tangent = "ȯ = [x > 0] ẋ"};
-struct ReluSaved { static constexpr SavedSlot x = kRelu.slot("relu input"); };
 namespace {
+// g · [x > 0], one element: the fused backward on g, and f' itself on ones.
 constexpr auto relu_step = [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); };
+Tensor relu_backward(const Tensor& g, const Tensor& x) { return map2("relu_backward", cuda::kReluBackward, g, x, relu_step); }
 }  // namespace
 
-// out = max(x, 0)  =>  dx = g * [x > 0]; the step [x > 0] is piecewise constant: its own derivative is 0.
+// out = max(x, 0)  =>  f' = [x > 0]; the step is piecewise constant: its own derivative is 0.
 Tensor relu(const Tensor& x, Site where) {
   if (x.defined() && !is_floating(x.dtype())) return integer_map(x, [](int64_t v) { return v > 0 ? v : int64_t{0}; });
-  Tensor out = unary_map(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 || v != v ? v : decltype(v)(0); });  // NaN stays
-  if (should_record({x}))
-    record(kRelu, {x}, {out}, {save(ReluSaved::x, x)}, [](const std::vector<Tensor>& g, const Saved& s) {
-      const Tensor& xs = s[ReluSaved::x];
-      return std::vector<Tensor>{mul(g[0], map2("relu_backward", cuda::kReluBackward, ones_like(xs), xs, relu_step))};
-    }, [](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{map2("relu_backward", cuda::kReluBackward, g[0], s[ReluSaved::x], relu_step)};
-    }, [x](const std::vector<Tensor>& d) {
-      return std::vector<Tensor>{mul(d[0], map2("relu_backward", cuda::kReluBackward, ones_like(x), x.detach(), relu_step))};
-    }, where);
-  return out;
+  const Tensor out = unary_map(kRelu, cuda::kRelu, 0, x, [](auto v) { return v > 0 || v != v ? v : decltype(v)(0); });  // NaN stays
+  return with_derivative(kRelu, Keep::input, x, out, [](const Tensor& v, const Tensor& in) {
+    return mul(v, relu_backward(ones_like(in), in));
+  }, where, relu_backward);
 }
 
 constexpr OpDef kTanh{.name = "tanh", .saves = {{"tanh output", "1 − y²"}}, .derivation = "ops/elementwise.cpp",
                       .fused = "tanh_backward: g (1 − y²) in one pass", .tangent = "ȯ = (1 − out²) ẋ"};
-struct TanhSaved { static constexpr SavedSlot out = kTanh.slot("tanh output"); };
-// out = tanh x  =>  dx = g * (1 - out^2)
+// out = tanh x  =>  f' = 1 − out²
 Tensor tanh(const Tensor& x, Site where) {
-  Tensor out = unary_map(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
-  if (should_record({x}))
-    record(kTanh, {x}, {out}, {save(TanhSaved::out, out)}, [](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{mul(g[0], rsub(mul(s[TanhSaved::out], s[TanhSaved::out]), 1.0))};
-    }, [](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{
-          map2("tanh_backward", cuda::kTanhBackward, g[0], s[TanhSaved::out], [](auto gv, auto y) { return gv * (1 - y * y); })};
-    }, [out](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], rsub(mul(out, out), 1.0))}; }, where);
-  return out;
+  const Tensor out = unary_map(kTanh, cuda::kTanh, 0, x, [](auto v) { return std::tanh(v); });
+  return with_derivative(kTanh, Keep::output, x, out, [](const Tensor& v, const Tensor& y) {
+    return mul(v, rsub(mul(y, y), 1.0));
+  }, where, [](const Tensor& g, const Tensor& y) {
+    return map2("tanh_backward", cuda::kTanhBackward, g, y, [](auto gv, auto yv) { return gv * (1 - yv * yv); });
+  });
 }
 
 // ---------------------------------------------------------------- softplus
@@ -316,18 +306,15 @@ double sigmoid_value(double x) {
 constexpr OpDef kSoftplus{.name = "softplus", .saves = {{"softplus input", "σ(x) = e^x / (1 + e^x)"}},
                           .derivation = "ops/elementwise.cpp", .fused = "softplus_backward: g σ(x) in one pass",
                           .tangent = "ȯ = σ(x) ẋ"};
-struct SoftplusSaved { static constexpr SavedSlot x = kSoftplus.slot("softplus input"); };
 Tensor softplus(const Tensor& x, Site where) {
-  Tensor out = unary_map(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
-  if (should_record({x}))
-    record(kSoftplus, {x}, {out}, {save(SoftplusSaved::x, x)}, [where](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{mul(g[0], exp(sub(s[SoftplusSaved::x], softplus(s[SoftplusSaved::x], where))))};
-    }, [](const std::vector<Tensor>& g, const Saved& s) {
-      return std::vector<Tensor>{map2("softplus_backward", cuda::kSoftplusBackward, g[0], s[SoftplusSaved::x], [](auto gv, auto xv) {
-        return gv * static_cast<decltype(gv)>(sigmoid_value(static_cast<double>(xv)));
-      })};
-    }, [x, where](const std::vector<Tensor>& d) { return std::vector<Tensor>{mul(d[0], exp(sub(x, softplus(x, where))))}; }, where);
-  return out;
+  const Tensor out = unary_map(kSoftplus, cuda::kSoftplus, 0, x, [](auto v) { return softplus_value(static_cast<double>(v)); });
+  return with_derivative(kSoftplus, Keep::input, x, out, [where](const Tensor& v, const Tensor& in) {
+    return mul(v, exp(sub(in, softplus(in, where))));
+  }, where, [](const Tensor& g, const Tensor& in) {
+    return map2("softplus_backward", cuda::kSoftplusBackward, g, in, [](auto gv, auto xv) {
+      return gv * static_cast<decltype(gv)>(sigmoid_value(static_cast<double>(xv)));
+    });
+  });
 }
 
 // ---------------------------------------------------------------- the definitions, for the registry

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/dims.h"
 #include "engine/dispatch.h"
 #include "engine/error.h"
 #include "engine/tape.h"
@@ -33,36 +32,13 @@ namespace hg {
 
 namespace {
 
-// The reduced dims, wrapped (every dim when none are given), and the keepdim shape.
-Shape reduced_dims(const char* op, const Tensor& x, const Shape& dims, Shape& keep) {
-  Shape ds = wrap_dims(op, dims, x.shape());
-  if (dims.empty())
-    for (int64_t d = 0; d < x.dim(); ++d) ds.push_back(d);
-  keep = x.shape();
-  for (int64_t d : ds) {
+// The reduction of amax and logsumexp (ops/primitives.h), every reduced dim with an element.
+Reduction nonempty_reduction(const char* op, const Tensor& x, const Shape& dims, bool keepdim) {
+  Reduction p = reduction(op, x, dims, keepdim);
+  for (int64_t d : p.dims)
     if (x.size(d) == 0)
       throw IndexError(fmt::format("{}: dim {} of {} is empty; a maximum needs at least one element", op, d, x.describe()));
-    keep[d] = 1;
-  }
-  return ds;
-}
-
-// x's shape without the reduced dims (keepdim false).
-Shape without(const Tensor& x, const Shape& ds) {
-  Shape shape;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (std::find(ds.begin(), ds.end(), d) == ds.end()) shape.push_back(x.size(d));
-  return shape;
-}
-
-void require_float(const char* op, const Tensor& x) {
-  if (!x.defined()) fail(op, "the input is undefined");
-  if (x.dtype() != DType::f32 && x.dtype() != DType::f64)
-    fail(op, "{} is not floating point; {} takes float32 or float64", x.describe(), op);
-}
-
-void require_defined(const char* op, const Tensor& x) {
-  if (!x.defined()) fail(op, "the input is undefined");
+  return p;
 }
 
 // The extrema of an int64 or bool tensor are exact in int64 (a bool's back in bool, as PyTorch).
@@ -77,27 +53,26 @@ struct AmaxSaved { static constexpr SavedSlot share = kAmax.slot("tie share"); }
 
 Tensor amax(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   require_defined("amax", x);
-  Shape keep;
-  const Shape ds = reduced_dims("amax", x, dims, keep);
+  const Reduction p = nonempty_reduction("amax", x, dims, keepdim);
   Tensor kept = x.detach();  // the maximum with keepdim, one dim at a time
   {
     NoGradGuard ng;
-    for (int64_t d : ds) kept = max(kept, d, true);
+    for (int64_t d : p.dims) kept = max(kept, d, true);
     if (x.dim() == 0) kept = x.detach().clone();
   }
-  const Tensor out = keepdim ? kept : kept.reshape(without(x, ds));
+  const Tensor out = keepdim ? kept : kept.reshape(p.out_shape);
   if (should_record({x})) {
     Tensor share;
     {
       NoGradGuard ng;
       const Tensor tie = eq(x.detach(), kept).to(x.dtype());
-      share = div(tie, sum(tie, ds, true));
+      share = div(tie, sum(tie, p.dims, true));
     }
     record(kAmax, {x}, {out}, {save(AmaxSaved::share, share)},
-           [keep](const std::vector<Tensor>& g, const Saved& s) {
+           [keep = p.keep_shape](const std::vector<Tensor>& g, const Saved& s) {
              return std::vector<Tensor>{mul(g[0].reshape(keep), s[AmaxSaved::share])};
            },
-           [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], share), ds, keepdim)}; }, where);
+           [&](const std::vector<Tensor>& d) { return std::vector<Tensor>{sum(mul(d[0], share), p.dims, keepdim)}; }, where);
   }
   return out;
 }
@@ -129,17 +104,16 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
 
 Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
   require_float("logsumexp", x);
-  Shape keep;
-  const Shape ds = reduced_dims("logsumexp", x, dims, keep);
+  const Reduction p = nonempty_reduction("logsumexp", x, dims, keepdim);
   Tensor m;  // the maximum, held fixed; an infinite one replaced by 0
   {
     NoGradGuard ng;
-    const Tensor top = amax(x.detach(), ds, true);
+    const Tensor top = amax(x.detach(), p.dims, true);
     m = hg::where(isfinite(top), top, zeros({}, x.dtype(), x.device()));
   }
-  const Tensor s = log(sum(exp(sub(x, m, where), where), ds, true, where), where);
+  const Tensor s = log(sum(exp(sub(x, m, where), where), p.dims, true, where), where);
   const Tensor out = add(s, m, where);
-  return keepdim ? out : out.reshape(without(x, ds), where);
+  return keepdim ? out : out.reshape(p.out_shape, where);
 }
 
 std::span<const OpDef* const> extrema_ops() {

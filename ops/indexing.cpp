@@ -26,10 +26,6 @@ namespace hg {
 
 namespace {
 
-void require_defined(const char* op, const Tensor& x, const char* what) {
-  if (!x.defined()) fail(op, "the {} is an undefined tensor", what);
-}
-
 void require_mask(const char* op, const Tensor& mask, const char* what) {
   if (mask.dtype() != DType::b8)
     fail(op, "the {} {} must be a b8 (boolean) tensor; build it with bool_tensor(...) or compare into b8",
@@ -58,8 +54,8 @@ constexpr OpDef kMaskedFill{.name = "masked_fill", .saves = {{"mask", "masked en
 struct MaskedFillSaved { static constexpr SavedSlot mask = kMaskedFill.slot("mask"); };
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Site where) {
   const char* op = kMaskedFill.c_str();
-  require_defined(op, x, "input x");
-  require_defined(op, mask, "mask");
+  require_defined(op, x, "the input x");
+  require_defined(op, mask, "the mask");
   require_mask(op, mask, "mask");
   if (!broadcasts_to(mask.shape(), x.shape()))
     fail(op, "mask of shape {} does not broadcast to x's shape {} (each mask dimension must equal x's or be 1, "
@@ -103,7 +99,7 @@ constexpr OpDef kWhere{.name = "where", .saves = {{"condition", "each gradient g
 struct WhereSaved { static constexpr SavedSlot cond = kWhere.slot("condition"); };
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Site site) {
   const char* op = kWhere.c_str();
-  require_defined(op, cond, "condition");
+  require_defined(op, cond, "the condition");
   require_defined(op, a, "input a");
   require_defined(op, b, "input b");
   require_mask(op, cond, "condition");
@@ -233,7 +229,7 @@ constexpr OpDef kSplit{.name = "split", .saves_nothing = "the offsets and sizes"
                        .tangent = "ȯ_k = the k-th piece of ẋ"};
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim, Site where) {
   const char* op = kSplit.c_str();
-  require_defined(op, x, "input x");
+  require_defined(op, x, "the input x");
   dim = wrap_existing_dim(op, dim, x.shape());
   int64_t total = 0;
   for (int64_t s : sizes) {
@@ -270,7 +266,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim, Site where) {
   const char* op = "chunk";
-  require_defined(op, x, "input x");
+  require_defined(op, x, "the input x");
   dim = wrap_existing_dim(op, dim, x.shape());
   if (chunks <= 0) fail(op, "the number of chunks must be positive, got {}", chunks);
   const int64_t n = x.size(dim);

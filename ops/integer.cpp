@@ -11,25 +11,11 @@
 #include "engine/error.h"
 #include "engine/strided.h"
 #include "engine/tape.h"
+#include "ops/cpu_map.h"
 
 namespace hg {
 
 namespace {
-
-// out[i] = f(x[i], y[i]) over one shape, on the CPU, each operand with its own strides.
-template <typename F>
-Tensor map_same_shape(const Tensor& x, const Tensor& y, F f) {
-  Tensor out = empty(x.shape(), DType::i64);
-  for_each_row<int64_t, const int64_t, const int64_t>(
-      x.shape(), {&out.strides(), &x.strides(), &y.strides()},
-      std::make_tuple(out.data_ptr<int64_t>(), static_cast<const int64_t*>(x.raw_data()),
-                      static_cast<const int64_t*>(y.raw_data())),
-      [&](int64_t n, std::tuple<int64_t*, const int64_t*, const int64_t*> p, const std::array<int64_t, 3>& st) {
-        auto [o, u, v] = p;
-        for (int64_t i = 0; i < n; ++i) o[i * st[0]] = f(u[i * st[1]], v[i * st[2]]);
-      });
-  return out;
-}
 
 // The operations on two's-complement int64 that wrap instead of overflowing (undefined in C++).
 int64_t wrap_add(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }
@@ -85,7 +71,7 @@ bool any_zero(const Tensor& t) { return any_of(t, [](int64_t v) { return v == 0;
 bool any_negative(const Tensor& t) { return any_of(t, [](int64_t v) { return v < 0; }); }
 
 void require_integer(const char* op, const Tensor& t) {
-  if (!t.defined()) fail(op, "an operand is undefined");
+  require_defined(op, t, "an operand");
   if (is_floating(t.dtype())) fail(op, "{} is floating point; integer arithmetic takes int64 or bool", t.describe());
 }
 
@@ -101,15 +87,14 @@ Tensor integer_binary(const char* op, IntArith kind, const Tensor& a, const Tens
     fail(op, "{} and {} are both bool; this arithmetic is not defined on bools (use logical_xor, or .long() first)",
          a.describe(), b.describe());
   NoGradGuard ng;
-  if (a.shape() != b.shape())
-    fail(op, "{} and {}: integer arithmetic takes operands of one shape (expand them first)", a.describe(), b.describe());
   const Tensor x = a.detach().to(Device::cpu).to(DType::i64), y = b.detach().to(Device::cpu).to(DType::i64);
-  if (divides(kind) && any_zero(y))
+  const bool empty = x.numel() == 0 || y.numel() == 0;  // so is their broadcast: nothing divides
+  if (!empty && divides(kind) && any_zero(y))
     fail(op, "integer division by zero in {} (a zero in {}); divide floats (.double()) for inf and NaN", op,
          b.describe());
-  if (kind == IntArith::pow && any_negative(y))
+  if (!empty && kind == IntArith::pow && any_negative(y))
     fail(op, "integers to negative integer powers ({}) are not integers; raise a float tensor (.double())", b.describe());
-  Tensor out = map_same_shape(x, y, [kind](int64_t u, int64_t v) { return apply(kind, u, v); });
+  Tensor out = strided_map2<int64_t, int64_t>(op, DType::i64, x, y, [kind](int64_t u, int64_t v) { return apply(kind, u, v); });
   if (both_bool) out = out.to(DType::b8);
   return out.to(a.device());
 }
@@ -124,7 +109,7 @@ Tensor integer_scalar(const char* op, IntArith kind, const Tensor& a, int64_t s,
          reversed ? a.describe() : std::to_string(s));
   if (kind == IntArith::pow && (reversed ? any_negative(x) : s < 0))
     fail(op, "integers to negative integer powers are not integers; raise a float tensor (.double())");
-  Tensor out = map_same_shape(x, x, [kind, s, reversed](int64_t v, int64_t) {
+  Tensor out = strided_map2<int64_t, int64_t>(op, DType::i64, x, x, [kind, s, reversed](int64_t v, int64_t) {
     return reversed ? apply(kind, s, v) : apply(kind, v, s);
   });
   return out.to(a.device());

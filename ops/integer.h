@@ -3,21 +3,18 @@
 // dtype, two integer operands stay int64 (bool with bool stays bool), and true division of integers
 // is float32's. Integers carry no gradient, so nothing here is recorded.
 #pragma once
-#include <cmath>
 #include <cstdint>
 
 #include "engine/tensor.h"
 
 namespace hg {
 
-// Whether t is int64 or bool (defined), and whether s is a whole number an int64 holds.
-inline bool is_integral(const Tensor& t) { return t.defined() && !is_floating(t.dtype()); }
-inline bool is_whole_number(double s) { return std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18; }
+// Which operands are integral and which numbers whole: is_integral and is_whole_number
+// (ops/primitives.h), the one test every op family reads.
 
 enum class IntArith : uint8_t { add, sub, mul, floor_divide, remainder, pow };
 
-// out = a ∘ b elementwise for operands of one shape (the caller broadcasts: ops/elementwise.cpp
-// expands them), both int64 or bool (bool reads as 0/1): int64, or bool when
+// out = a ∘ b elementwise, broadcast (numpy's rules), both int64 or bool (bool reads as 0/1): int64, or bool when
 // both are bool (add is "or", mul "and"; sub of bools is refused, as PyTorch does). floor_divide
 // rounds towards −∞ and remainder takes the divisor's sign (Python's rules, PyTorch's); a zero
 // divisor is an Error; pow by repeated squaring, a negative exponent an Error. Wrapping on overflow, as int64 arithmetic in PyTorch.

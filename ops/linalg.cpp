@@ -68,8 +68,7 @@ std::vector<double> jacobi_singular_values(std::vector<double> b, int64_t rows, 
 }
 
 void require_matrix(const char* op, const Tensor& A) {
-  if (!A.defined()) fail(op, "the input is undefined");
-  if (!is_floating(A.dtype())) fail(op, "{} is not floating point; convert with .double()", A.describe());
+  require_float(op, A);
   if (A.dim() < 2) fail(op, "{} is not a matrix: give (..., m, n)", A.describe());
 }
 
@@ -132,8 +131,7 @@ Tensor matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<do
 // there is 0 — PyTorch's value — and no inf · 0 appears.
 Tensor vector_norm(const Tensor& x, double ord, const Shape& dims, bool keepdim, Site where) {
   constexpr const char* op = "vector_norm";
-  if (!x.defined()) fail(op, "the input is undefined");
-  if (!is_floating(x.dtype())) fail(op, "{} is not floating point; convert with .float()", x.describe());
+  require_float(op, x);
   if (std::isnan(ord)) fail(op, "ord is NaN; give a number or ±inf");
   const Tensor a = abs(x, where);
   if (std::isinf(ord)) return ord > 0 ? amax(a, dims, keepdim, where) : amin(a, dims, keepdim, where);

@@ -41,10 +41,7 @@ namespace normalization_detail {
 // The trailing dims of x that normalized_shape names, once every argument has been checked.
 Shape normalized_dims(const char* op, const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
                       const Tensor& bias, double eps) {
-  if (!x.defined()) fail(op, "the input is undefined");
-  if (!is_floating(x.dtype()))
-    fail(op, "{} is not floating point; normalization takes float32 or float64 (convert with .to(DType::f32))",
-         x.describe());
+  require_float(op, x);
   if (normalized_shape.empty())
     fail(op, "normalized_shape is empty; name at least the last dim of {} (e.g. ({}))", x.describe(),
          x.dim() > 0 ? x.size(-1) : 1);

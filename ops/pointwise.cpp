@@ -34,16 +34,6 @@ namespace {
 // ∂f/∂a and ∂f/∂b at the saved a, b (and out, for a definition that saves it).
 using Partials = std::pair<Tensor, Tensor> (*)(const Tensor& a, const Tensor& b, const Tensor& out);
 
-// The two operands in one float dtype: an int64 or bool one takes the other's float dtype, and two
-// of them compute in float32 (PyTorch's promotion); two floats must match.
-std::pair<Tensor, Tensor> floated(const char* op, const Tensor& a, const Tensor& b) {
-  if (!a.defined() || !b.defined()) fail(op, "an operand is undefined");
-  const bool fa = is_floating(a.dtype()), fb = is_floating(b.dtype());
-  if (fa && fb) return {a, b};
-  const DType t = fa ? a.dtype() : fb ? b.dtype() : DType::f32;
-  return {fa ? a : a.to(t), fb ? b : b.to(t)};
-}
-
 // Records out = f(a, b) with the partials above; the definition saves a, b and, as its third
 // label, out where the partials read it.
 Tensor with_partials(const OpDef& def, const Tensor& a, const Tensor& b, const Tensor& out, Partials partials,

@@ -56,17 +56,17 @@ Tensor out_log_a(const Tensor& a, const Tensor& b, const Tensor& out) {
 
 Tensor pow(const Tensor& a, const Tensor& b, Site where) {
   const char* op = kPowTensor.c_str();
-  if (!a.defined() || !b.defined()) fail(op, "an operand is undefined");
+  require_defined(op, a, "an operand");
+  require_defined(op, b, "an operand");
   if (!is_floating(a.dtype()) && !is_floating(b.dtype())) {
-    const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
-    return integer_binary(op, IntArith::pow, expand(a, shape), expand(b, shape));
+    return integer_binary(op, IntArith::pow, a, b);
   }
   if (!is_floating(a.dtype())) return pow(a.to(b.dtype()), b, where);
   if (!is_floating(b.dtype())) return pow(a, b.to(a.dtype()), where);
   check_same_dtype_device(op, a, b);
   Tensor out = on_device(op, {a, b}, [&] {
     return dispatch_float(a.dtype(), op, [&]<typename T>() {
-      return cpu_map2<T>(op, a.detach(), b.detach(), [](T x, T y) { return static_cast<T>(std::pow(x, y)); });
+      return strided_map2<T, T>(op, a.dtype(), a.detach(), b.detach(), [](T x, T y) { return static_cast<T>(std::pow(x, y)); });
     });
   }, HG_CUDA(cuda::binary(cuda::kPowTensor, a.detach(), b.detach())));
   if (should_record({a, b})) {

@@ -5,21 +5,50 @@
 // (tangent_sum), which adds and expands. Declared apart, their headers and sources would include
 // one another round a loop.
 //
+// The rules every op family shares are stated here once: which operands an op takes and how they
+// promote (require_defined, require_float, floated, is_integral, is_whole_number), which dims a
+// reduction reduces (reduction), and how a unary op records f' (with_derivative); the strided loop
+// of every elementwise kernel is ops/cpu_map.h's strided_map2.
+//
 // Their sources (ops/broadcast.cpp, ops/reduce.cpp, ops/elementwise.cpp, ops/elementwise_math.cpp,
-// ops/tangent.cpp) include this header and, of ops/, only ops/cpu_map.h, ops/device.h and
-// ops/registry.h, which include nothing above them. Every other op family sits above this floor
-// and includes the header named for what it uses (ops/broadcast.h, ops/reduce.h,
-// ops/elementwise.h, ops/tangent.h), each of which includes this one.
+// ops/tangent.cpp) include this header and, of ops/, only ops/cpu_map.h, ops/device.h,
+// ops/registry.h and ops/integer.h (an integer operand's exact arithmetic), which include nothing
+// above them. Every other op family sits above this floor and includes the header named for what
+// it uses (ops/broadcast.h, ops/reduce.h, ops/elementwise.h, ops/tangent.h), each of which
+// includes this one.
 //
 // Every op ends with `Site where`, defaulted to the caller's line (the operators below pass on
 // their own line instead).
 #pragma once
+#include <cmath>
+#include <functional>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "engine/tensor.h"
 
 namespace hg {
+
+struct OpDef;
+
+// ---------------------------------------------------------------- operands (ops/broadcast.cpp)
+// What an op takes, checked once: an Error naming the op, the tensor and what to do.
+
+// t must be defined ("<op>: <what> is undefined").
+void require_defined(const char* op, const Tensor& t, const char* what = "the input");
+// t must be defined and float32 or float64.
+void require_float(const char* op, const Tensor& t, const char* what = "the input");
+
+// The two operands in one float dtype, PyTorch's promotion: an int64 or bool one takes the other's
+// float dtype (it carries no gradient), two of them compute in float32; two floats stay as they
+// are (of different widths, the op's dtype-mismatch error).
+std::pair<Tensor, Tensor> floated(const char* op, const Tensor& a, const Tensor& b);
+
+// Whether t is int64 or bool (defined), and whether s is a whole number an int64 holds: an int64
+// or bool tensor meets such a number as an integer and any other as float32 (PyTorch's promotion).
+inline bool is_integral(const Tensor& t) { return t.defined() && !is_floating(t.dtype()); }
+inline bool is_whole_number(double s) { return std::isfinite(s) && s == std::trunc(s) && std::abs(s) < 9.2e18; }
 
 // ---------------------------------------------------------------- broadcasting (ops/broadcast.cpp)
 // numpy broadcasting: the shape two operands broadcast to, expand (a stride-0 view) and its
@@ -40,6 +69,19 @@ void check_same_dtype_device(const char* op, const Tensor& a, const Tensor& b);
 
 // ---------------------------------------------------------------- reductions (ops/reduce.cpp)
 // sum, mean and max over dimensions, with keepdim.
+
+// Which dims a reduction of x reduces, as PyTorch reads `dims`: each wrapped by the dim rule (a
+// 0-d tensor takes 0 and −1, and has nothing to reduce), none twice, and an empty list meaning
+// every dimension. Every reduction (sum, mean, max, amax, logsumexp, var) plans with it.
+struct Reduction {
+  Shape dims;        // the reduced dims, ascending (empty only for a 0-d x)
+  Shape order;       // x's dims with the reduced ones moved last: kept..., reduced...
+  Shape keep_shape;  // the result's shape with keepdim: x's, with 1 on each reduced dim
+  Shape out_shape;   // the result's shape as asked (keepdim or not)
+  int64_t nrows = 1;  // result elements: the product of the kept sizes
+  int64_t ncols = 1;  // entries each one reduces: the product of the reduced sizes
+};
+Reduction reduction(const char* op, const Tensor& x, const Shape& dims, bool keepdim);
 
 Tensor sum(const Tensor& x, Site where = Site::current());  // all elements -> 0-d
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false, Site where = Site::current());
@@ -125,6 +167,21 @@ inline Tensor operator/(const Tensor& a, double s) {
   return mul(a.defined() && !is_floating(a.dtype()) ? a.to(DType::f32) : a, 1.0 / s);
 }
 inline Tensor operator/(double s, const Tensor& a) { return rdiv(a, s); }
+
+// ---------------------------------------------------------------- unary derivatives (ops/elementwise.cpp)
+// out = f(x) elementwise, so by the chain rule, per element (g = dL/dout):
+//   backward  dx = g · f'(x)        tangent  ȯ = f'(x) · ẋ
+// — one derivative serves both. An op writes `chain(v, saved)` = v · f' once, computing f' from
+// what it saves (x, or out where f' reads more simply from it) with recorded ops, so the gradient
+// can be differentiated again (create_graph); with_derivative records it as the backward (v = g)
+// and the tangent (v = ẋ). Where a fused kernel computes g · f' in one pass, it is given as
+// `fused`: the engine runs it when no graph is being created, and `chain` under create_graph
+// (gradgradcheck holds the two to each other). A piecewise-constant f (Keep::nothing) passes a
+// zero gradient and tangent, as PyTorch's.
+enum class Keep { input, output, nothing };
+using Chain = std::function<Tensor(const Tensor& v, const Tensor& saved)>;
+Tensor with_derivative(const OpDef& def, Keep keep, const Tensor& x, const Tensor& out, Chain chain, Site where,
+                       Chain fused = {});
 
 // ---------------------------------------------------------------- tangent helpers (ops/tangent.cpp)
 // What the ops' tangent rules (forward mode, engine/forward.h) share. A rule is given one tangent

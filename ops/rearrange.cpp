@@ -30,8 +30,6 @@ namespace hg {
 
 namespace {
 
-bool is_float(const Tensor& x) { return x.dtype() == DType::f32 || x.dtype() == DType::f64; }
-
 // Rows `rows` of an (n, rest) table of ints or bools (no gradient to carry), copied as they are.
 Tensor copy_rows(const Tensor& table, const std::vector<int64_t>& rows) {
   NoGradGuard ng;
@@ -95,7 +93,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index, Site wher
   const int64_t rest = n == 0 ? 0 : x.numel() / n;
   const Tensor table = front.reshape({n, rest}, where);
   // A float table through embedding, whose backward adds each row back; ints and bools as a copy.
-  const Tensor picked = (is_float(x) ? embedding(table, positions_tensor(rows, x.device()), where) : copy_rows(table, rows))
+  const Tensor picked = (is_floating(x.dtype()) ? embedding(table, positions_tensor(rows, x.device()), where) : copy_rows(table, rows))
                             .reshape(picked_shape, where);
   Shape back(static_cast<size_t>(x.dim()));  // the inverse of `order`
   for (int64_t d = 0; d < x.dim(); ++d) back[order[d]] = d;
@@ -192,7 +190,7 @@ Tensor triangle(const char* op, const Tensor& x, int64_t offset, bool lower, Sit
   std::vector<double> keep(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) keep[r * cols + c] = lower ? (c - r <= offset) : (c - r >= offset);
-  if (!is_float(x)) {  // ints and bools (a mask built with triu, as the text does): no gradient, zeros written
+  if (!is_floating(x.dtype())) {  // ints and bools (a mask built with triu, as the text does): no gradient, zeros written
     NoGradGuard ng;
     Tensor out = x.detach().to(Device::cpu).contiguous().clone();
     const size_t size = dtype_size(x.dtype());

@@ -18,43 +18,41 @@
 
 namespace hg {
 
-namespace {
-
-struct Plan {
-  Shape keep_shape;  // the output shape with keepdim
-  Shape out_shape;   // the output shape as asked
-  Tensor rows;       // (kept..., reduced...) view of x: contiguous on the CPU, as permuted on CUDA
-  int64_t nrows = 1, ncols = 1;
-  int64_t nreduced = 0;  // how many trailing dimensions of `rows` are reduced
-};
-
-// dims as PyTorch reads them: each wrapped by the dim rule (a 0-d tensor takes 0 and -1), none
-// twice, and an empty list meaning every dimension.
-Plan plan(const char* op, const Tensor& x, const Shape& dims, bool keepdim) {
+Reduction reduction(const char* op, const Tensor& x, const Shape& dims, bool keepdim) {
   const int64_t r = x.dim();
   std::vector<bool> reduced(static_cast<size_t>(r), dims.empty());
   for (int64_t d : wrap_dims(op, dims, x.shape()))
     if (r > 0) reduced[d] = true;
-  Plan p;
-  Shape order, tail;
+  Reduction p;
   for (int64_t d = 0; d < r; ++d) {
     if (reduced[d]) {
-      tail.push_back(d);
+      p.dims.push_back(d);
       p.ncols *= x.shape()[d];
       p.keep_shape.push_back(1);
       if (keepdim) p.out_shape.push_back(1);
     } else {
-      order.push_back(d);
+      p.order.push_back(d);
       p.nrows *= x.shape()[d];
       p.keep_shape.push_back(x.shape()[d]);
       p.out_shape.push_back(x.shape()[d]);
     }
   }
-  p.nreduced = static_cast<int64_t>(tail.size());
-  order.insert(order.end(), tail.begin(), tail.end());
-  NoGradGuard ng;
-  p.rows = x.detach().permute(order);  // a view: the CPU loops make it contiguous, the CUDA row kernels read any strides
+  p.order.insert(p.order.end(), p.dims.begin(), p.dims.end());
   return p;
+}
+
+namespace {
+
+// A reduction's kernel plan: its dims, and x as rows = kept, cols = reduced.
+struct Plan : Reduction {
+  Tensor rows;  // (kept..., reduced...) view of x: contiguous on the CPU, as permuted on CUDA
+};
+
+Plan plan(const char* op, const Tensor& x, const Shape& dims, bool keepdim) {
+  Reduction r = reduction(op, x, dims, keepdim);
+  NoGradGuard ng;
+  Tensor rows = x.detach().permute(r.order);  // a view: the CPU loops make it contiguous, the CUDA row kernels read any strides
+  return {std::move(r), std::move(rows)};
 }
 
 // The first position of a row's largest entry (the first of equal maxima); a NaN is larger than
@@ -111,7 +109,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, Site where) {
       });
     });
     return o;
-  }, HG_CUDA(cuda::sum_rows(p.rows, p.nreduced).reshape(p.out_shape)));
+  }, HG_CUDA(cuda::sum_rows(p.rows, static_cast<int64_t>(p.dims.size())).reshape(p.out_shape)));
   if (should_record({x})) {
     Shape keep = p.keep_shape, from = x.shape();
     record(kSum, {x}, {out}, {}, [keep, from](const std::vector<Tensor>& g, const Saved&) {

@@ -18,7 +18,6 @@
 
 #include <limits>
 
-#include "engine/dims.h"
 #include "engine/error.h"
 #include "engine/tape.h"
 #include "ops/compare.h"
@@ -34,20 +33,13 @@ constexpr OpDef kVar{.name = "var", .saves = {{"var input x", "x − μ, recompu
 struct VarSaved { static constexpr SavedSlot x = kVar.slot("var input x"); };
 
 Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim, Site where) {
-  if (!x.defined()) fail("var", "the input is undefined");
-  if (x.dtype() != DType::f32 && x.dtype() != DType::f64)
-    fail("var", "{} is not floating point; the variance is of float32 or float64", x.describe());
-  Shape ds = wrap_dims("var", dims, x.shape());
-  if (dims.empty())
-    for (int64_t d = 0; d < x.dim(); ++d) ds.push_back(d);
-  int64_t n = 1;
-  for (int64_t d : ds) n *= x.dim() == 0 ? 1 : x.size(d);
-  if (n == 0) return mul(sum(x, ds, keepdim, where), std::numeric_limits<double>::quiet_NaN(), where);
-  const double denom = static_cast<double>(n) - correction;
+  require_float("var", x);
+  const Reduction p = reduction("var", x, dims, keepdim);
+  const Shape& ds = p.dims;
+  if (p.ncols == 0) return mul(sum(x, ds, keepdim, where), std::numeric_limits<double>::quiet_NaN(), where);
+  const double denom = static_cast<double>(p.ncols) - correction;
   const double scale = denom > 0 ? 1.0 / denom : std::numeric_limits<double>::infinity();
-  Shape keep = x.shape();  // the output's shape with keepdim, for broadcasting g back
-  for (int64_t d : ds)
-    if (x.dim() > 0) keep[d] = 1;
+  const Shape& keep = p.keep_shape;  // the output's shape with keepdim, for broadcasting g back
   auto deviation = [ds](const Tensor& v) { return sub(v, mean(v, ds, true)); };
   Tensor out;
   {

@@ -173,3 +173,14 @@ TEST_CASE("gather and scatter refuse bad indices and shapes in words") {
   CHECK(integer_says([&] { scatter(x, 1, zeros({2, 2}, DType::i64), zeros({2, 1}, DType::f64)); }, "larger than src"));
   CHECK(integer_says([&] { scatter_add(x, 1, zeros({1, 1}, DType::i64), zeros({1, 1}, DType::f32)); }, "one dtype"));
 }
+
+TEST_CASE("maximum and minimum of integers stay integers (clamp's tensor bounds are them); an empty broadcast divides nothing") {
+  CHECK(maximum(ints({1, 5, -2}), ints({3, 2, -2})).dtype() == DType::i64);
+  CHECK(maximum(ints({1, 5, -2}), ints({3, 2, -2})).to_int_vector() == std::vector<int64_t>{3, 5, -2});
+  CHECK(minimum(ints({1, 5, -2}), ints({3})).to_int_vector() == std::vector<int64_t>{1, 3, -2});
+  CHECK(clamp(ints({-5, 0, 3, 9}), ints({-1}), ints({4})).to_int_vector() == std::vector<int64_t>{-1, 0, 3, 4});
+  // a number bound past what int64 holds is not a whole int64: the clamp computes in float32
+  CHECK(clamp(ints({1, 2}), 1e19, std::nullopt).dtype() == DType::f32);
+  CHECK(floor_divide(zeros({0, 3}, DType::i64), ints({0, 1, 2})).shape() == Shape{0, 3});
+  CHECK_THROWS_WITH_AS(floor_divide(ints({1, 2, 3}), ints({0, 1, 2})), doctest::Contains("integer division by zero"), Error);
+}

@@ -69,6 +69,7 @@ TEST_CASE("statistics, extrema and comparisons refuse bad arguments in words") {
   CHECK(std::isnan(var(zeros({0, 3}, DType::f64), {0}).to_vector()[2]));  // over no entries: NaN, as PyTorch's
   CHECK(says([&] { amax(zeros({0, 3}, DType::f64), {0}); }, "amax: dim 0 of"));
   CHECK(says([&] { amax(Tensor()); }, "amax: the input is undefined"));
+  CHECK(amax(tensor({2.5}, {}, DType::f64), {0}).item() == 2.5);  // a 0-d tensor takes dim 0 and has nothing to reduce
   CHECK(amax(ints).to_int_vector() == std::vector<int64_t>{5});  // the extrema of integers are exact
   CHECK(amin(ints).to_int_vector() == std::vector<int64_t>{0});
   CHECK(argmin(ints, 0).to_int_vector() == std::vector<int64_t>{0});
