@@ -15,15 +15,14 @@ sizes, e.g. with Debian's python3-torch: /usr/bin/python3 bench/attention_gpu.py
 --T 64 --bh 2).
 """
 import argparse
-import json
 import math
 import statistics
 import sys
 import time
 
+from peer_torch import emit, import_torch  # beside this script
 
-def emit(obj):
-    print(json.dumps(obj), flush=True)
+
 
 
 def main():
@@ -41,23 +40,16 @@ def main():
     if min(a.T, a.bh, a.dk, a.iters) < 1 or a.warmup < 0:
         ap.error("--T, --bh, --dk and --iters must be positive, --warmup not negative")
 
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError as e:
-        emit({"error": f"cannot import torch: {e}"})
+    imported = import_torch(a.device)
+    if imported is None:
         return 0
-    if a.device == "cuda" and not torch.cuda.is_available():
-        emit({"error": f"torch {torch.__version__}: torch.cuda.is_available() is False"})
-        return 0
+    torch, F = imported
     has_sdpa = hasattr(F, "scaled_dot_product_attention")
     path = ("sdpa" if has_sdpa else "math") if a.path == "auto" else a.path
     if path == "sdpa" and not has_sdpa:
         emit({"error": f"torch {torch.__version__} has no scaled_dot_product_attention"})
         return 0
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
     dev = torch.device(a.device)
     H = math.gcd(a.bh, 8)
     shape = (a.bh // H, H, a.T, a.dk)

@@ -57,12 +57,7 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
-      return argv[++i];
-    };
+  bench::each_flag(argc, argv, [&](const std::string& k, auto next) {
     auto number = [&]() { return bench::whole_number(k, next()); };
     if (k == "--T") a.T = number();
     else if (k == "--path") a.path = attention_path_named(next());
@@ -81,7 +76,7 @@ Args parse(int argc, char** argv) {
       std::exit(0);
     }
     else throw std::runtime_error("unknown option " + k + " (see --help)");
-  }
+  });
   if (a.mode != "fwdbwd" && a.mode != "forward" && a.mode != "jvp")
     throw std::runtime_error("--mode " + a.mode + ": use fwdbwd, forward or jvp");
   if (std::min({a.T, a.batch, a.heads, a.dk, int64_t{a.iters}}) < 1 || a.warmup < 0)

@@ -60,12 +60,7 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
-      return argv[++i];
-    };
+  bench::each_flag(argc, argv, [&](const std::string& k, auto next) {
     auto number = [&](const std::string& text) { return bench::whole_number(k, text); };
     if (k == "--T") {
       a.Ts.clear();
@@ -88,7 +83,7 @@ Args parse(int argc, char** argv) {
       std::exit(0);
     }
     else throw std::runtime_error("unknown option " + k + " (see --help)");
-  }
+  });
   if (a.bh < 1 || a.dk < 1 || a.iters < 1 || a.warmup < 0 || a.Ts.empty() || a.paths.empty() ||
       std::any_of(a.Ts.begin(), a.Ts.end(), [](int64_t T) { return T < 1; }))
     throw std::runtime_error("--T, --bh, --dk and --iters must be positive, --warmup not negative");
@@ -192,23 +187,11 @@ std::optional<nlohmann::json> run_peer(const Args& a, int64_t T, std::string* wh
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args a;
-  try {
-    a = parse(argc, argv);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_gpu_attention: {}\n", e.what());
-    return 2;
-  }
-  try {
-    const CudaBackend* cu = cuda_backend();
-    if (!cu || !cu->device_available()) {
-      fmt::print("bench_gpu_attention: skipped: {}\n", cu ? cu->device_summary() : "built without CUDA");
-      return 0;
-    }
+  return bench::gpu_bench_main("bench_gpu_attention", argc, argv, parse, [](const Args& a, const CudaBackend& gpu) {
     const Shape s = shape_of(a.bh, 1, a.dk);
     fmt::print("bench_gpu_attention on {}: causal attention forward + backward, float32, B·H = {} (B {}, H {}), "
                "d_k = {}; median of {} iterations after {} warm-up\n",
-               cu->device_summary(), a.bh, s[0], s[1], a.dk, a.iters, a.warmup);
+               gpu.device_summary(), a.bh, s[0], s[1], a.dk, a.iters, a.warmup);
     fmt::print("FLOPs counted as 7·B·H·T²·d_k (forward 2·B·H·T²·d_k: two T×T×d_k gemms halved by the causal mask; "
                "backward 2.5× forward, FlashAttention-2's convention)\n");
     for (AttentionPath path : a.paths)
@@ -248,8 +231,5 @@ int main(int argc, char** argv) {
       }
     fmt::print("ratio = handgrad ms / PyTorch ms (below 1: handgrad is faster)\n");
     return 0;
-  } catch (const std::exception& e) {  // hg::Error, and anything else that stops the run
-    fmt::print(stderr, "bench_gpu_attention: {}\n", e.what());
-    return 1;
-  }
+  });
 }

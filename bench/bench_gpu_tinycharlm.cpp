@@ -67,12 +67,7 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
-      return argv[++i];
-    };
+  bench::each_flag(argc, argv, [&](const std::string& k, auto next) {
     auto number = [&](const std::string& text) { return bench::whole_number(k, text); };
     if (k == "--batch") a.batch = number(next());
     else if (k == "--seq") a.seq = number(next());
@@ -89,7 +84,7 @@ Args parse(int argc, char** argv) {
       std::exit(0);
     }
     else throw std::runtime_error("unknown option " + k + " (see --help)");
-  }
+  });
   if (a.batch < 1 || a.seq < 2 || a.steps < 1 || a.rounds < 1 || a.warmup < 0)
     throw std::runtime_error("--batch, --steps and --rounds must be positive, --seq at least 2, --warmup not negative");
   if (a.torch && a.pos != "rope")
@@ -204,22 +199,10 @@ std::string list(const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args a;
-  try {
-    a = parse(argc, argv);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_gpu_tinycharlm: {}\n", e.what());
-    return 2;
-  }
-  try {
-    const CudaBackend* cu = cuda_backend();
-    if (!cu || !cu->device_available()) {
-      fmt::print("bench_gpu_tinycharlm: skipped: {}\n", cu ? cu->device_summary() : "built without CUDA");
-      return 0;
-    }
+  return bench::gpu_bench_main("bench_gpu_tinycharlm", argc, argv, parse, [](const Args& a, const CudaBackend& gpu) {
     fmt::print("bench_gpu_tinycharlm on {}: TinyCharLM training step (vocab 64, d 128, 4 heads, 2 blocks, pos {}, "
                "no bias, tied head), batch {}, {} positions, float32, AdamW(lr 1e-3, wd 0)\n",
-               cu->device_summary(), a.pos, a.batch, a.seq - 1);
+               gpu.device_summary(), a.pos, a.batch, a.seq - 1);
     if (!check_against_cpu(a)) return 1;
 
     const Timed t = time_steps(a);
@@ -248,8 +231,5 @@ int main(int argc, char** argv) {
     fmt::print("ratio handgrad / PyTorch = {:.2f} (target: at most 0.5 — {})\n", ratio,
                ratio <= 0.5 ? "met" : "not met");
     return 0;
-  } catch (const std::exception& e) {  // hg::Error, and anything else that stops the run
-    fmt::print(stderr, "bench_gpu_tinycharlm: {}\n", e.what());
-    return 1;
-  }
+  });
 }

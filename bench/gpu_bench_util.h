@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.h"
+
 namespace hg::bench {
 
 inline double median(std::vector<double> v) {
@@ -48,6 +50,20 @@ inline int64_t whole_number(const std::string& option, const std::string& text) 
   }
   if (used == 0 || used != text.size()) throw std::runtime_error(option + " takes whole numbers, not '" + text + "'");
   return n;
+}
+
+// Hands each flag of argv to take(flag, next), where next() reads the word after it (an error
+// naming the flag when there is none); take refuses the flags it does not know.
+template <typename Take>
+void each_flag(int argc, char** argv, Take take) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + flag);
+      return argv[++i];
+    };
+    take(flag, next);
+  }
 }
 
 inline std::string shell_quote(const std::string& s) {
@@ -115,6 +131,32 @@ inline std::optional<nlohmann::json> run_peer(const std::string& python, const s
     *why = fmt::format("{} exited with status {}: {}", python, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                        last_line.empty() ? "no output" : last_line);
   return std::nullopt;
+}
+
+// A GPU benchmark's main around its body: flags that parse refuses give their reason and exit
+// status 2; without a usable GPU it says why it skipped and exits 0; an error in the body (an
+// hg::Error, or anything else that stops the run) gives its reason and exit status 1. The body
+// returns the exit status.
+template <typename Parse, typename Body>
+int gpu_bench_main(const char* name, int argc, char** argv, Parse parse, Body body) {
+  decltype(parse(argc, argv)) args;
+  try {
+    args = parse(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: {}\n", name, e.what());
+    return 2;
+  }
+  try {
+    const auto* cu = cuda_backend();
+    if (!cu || !cu->device_available()) {
+      fmt::print("{}: skipped: {}\n", name, cu ? cu->device_summary() : "built without CUDA");
+      return 0;
+    }
+    return body(args, *cu);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: {}\n", name, e.what());
+    return 1;
+  }
 }
 
 }  // namespace hg::bench

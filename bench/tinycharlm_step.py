@@ -105,6 +105,19 @@ def repeated_batch(gen, batch, T, vocab, Lmin, Lmax):
     return torch.gather(s, 1, torch.arange(T)[None, :] % L[:, None])
 
 
+def training_step(model, opt, inputs, targets):
+    """One training step as a function: forward, mean next-token cross-entropy, backward, the
+    optimizer's update; it returns the loss (a tensor: reading it waits for the device)."""
+    def step():
+        logits = model(inputs)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -144,18 +157,12 @@ def main():
     x = repeated_batch(gen, a.batch, a.seq, vocab, 16, 32)
     inputs, targets = x[:, :-1].contiguous(), x[:, 1:].contiguous()  # (B, seq - 1) each
 
-    def step():
-        logits = model(inputs)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss.item()
+    step = training_step(model, opt, inputs, targets)
 
     losses, times = [], []
     for i in range(a.warmup + a.steps):
         t0 = time.perf_counter()
-        losses.append(step())
+        losses.append(step().item())
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
     gflop = flop_per_step(a.batch, a.seq - 1, a.d, a.heads, a.blocks, vocab) * 1e-9

@@ -21,15 +21,13 @@ CPU (to try it without a GPU on tiny sizes, e.g. /usr/bin/python3 bench/tinychar
 --device cpu --batch 4 --steps 2 --rounds 1).
 """
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
 
+from peer_torch import emit, import_torch  # beside this script
 
-def emit(obj):
-    print(json.dumps(obj), flush=True)
+
 
 
 def main():
@@ -45,20 +43,12 @@ def main():
     if min(a.batch, a.steps, a.rounds) < 1 or a.seq < 2 or a.warmup < 0:
         ap.error("--batch, --steps and --rounds must be positive, --seq at least 2, --warmup not negative")
 
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError as e:
-        emit({"error": f"cannot import torch: {e}"})
+    imported = import_torch(a.device)
+    if imported is None:
         return 0
-    if a.device == "cuda" and not torch.cuda.is_available():
-        emit({"error": f"torch {torch.__version__}: torch.cuda.is_available() is False"})
-        return 0
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from tinycharlm_step import TinyCharLM, repeated_batch  # the CPU peer's model, unchanged
+    torch, F = imported
+    from tinycharlm_step import TinyCharLM, repeated_batch, training_step  # the CPU peer's, unchanged
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
     dev = torch.device(a.device)
     torch.manual_seed(a.seed)
     model = TinyCharLM().to(dev)
@@ -67,13 +57,7 @@ def main():
     x = repeated_batch(gen, a.batch, a.seq, 64, 16, 32)
     inputs, targets = x[:, :-1].contiguous().to(dev), x[:, 1:].contiguous().to(dev)  # (B, seq-1) each
 
-    def step():
-        logits = model(inputs)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
+    step = training_step(model, opt, inputs, targets)
 
     sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
     first_loss = step().item()

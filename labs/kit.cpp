@@ -122,14 +122,6 @@ void add_training_flags(CLI::App& app, const TrainingFlags& f, const std::string
 
 std::string default_out(const std::string& lab) { return (fs::path("labs_out") / lab).string(); }
 
-void write_file(const std::string& path, const std::string& content, const std::string& who) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) fail(who, "cannot write '{}' (does its folder exist? is it writable?)", path);
-  f.write(content.data(), static_cast<std::streamsize>(content.size()));
-  f.close();  // the write is only known to have reached the file once it is closed
-  if (!f) fail(who, "writing '{}' failed after {} bytes were given to it (is the disk full?)", path, content.size());
-}
-
 std::string row_str(const std::vector<double>& v, int decimals) {
   std::string s;
   for (double x : v) s += fmt::format("{}{:.{}f}", s.empty() ? "" : " ", x, decimals);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "handgrad.h"
+#include "output.h"
 
 namespace hg::lab {
 
@@ -45,9 +46,6 @@ void add_training_flags(CLI::App& app, const TrainingFlags& f, const std::string
 // a folder git ignores.
 std::string default_out(const std::string& lab);
 
-// Writes `content` to `path` and checks every step (open, write, close): an hg::Error names `who`,
-// the file and the reason ("cannot write", "writing failed: is the disk full?").
-void write_file(const std::string& path, const std::string& content, const std::string& who);
 
 // Seconds since construction.
 class Stopwatch {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "handgrad.h"
+#include "output.h"
 #include "nn/comm.h"
 
 namespace hg::lab {
@@ -26,13 +27,6 @@ struct SeedSpread {
 // 1 a check was not met; 2 the command line is wrong (nothing ran); 3 it could not run here: no
 // usable GPU, a file it cannot read or write, not enough memory, the live page's module not built.
 enum ExitStatus : int { kExitChecksHeld = 0, kExitCheckNotMet = 1, kExitUsage = 2, kExitCannotRun = 3 };
-
-// The widest line a lab prints, in characters (UTF-8 code points).
-constexpr size_t kLineWidth = 100;
-// Prints `text` to stdout, each line wider than kLineWidth broken at its last space that fits; the
-// rest continues on the next line, indented two past the line's own indent. A line with no such
-// space (a long path) is printed whole.
-void print_wrapped(const std::string& text);
 
 class Report {
  public:

@@ -2,7 +2,7 @@
 // three_token_case.cpp): the step-through backward and its four ways, the graph's picture and the
 // HTML page.
 #include "three_token_case.h"
-#include "three_token_graph.h"
+#include "three_token_case_internal.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <sstream>
-#include "three_token_graph.h"
+#include "three_token_case_internal.h"
 
 namespace hg::lab {
 
@@ -235,7 +235,7 @@ std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device) {
                      moved, d.row + 1, d.row + 1, d.T);
 }
 
-// The primitive graph's types (PrimitiveGraph, Replacement) are in three_token_graph.h.
+// The primitive graph's types (PrimitiveGraph, Replacement) are in three_token_case_internal.h.
 namespace {
 
 // The faulty twins of three primitive ops, for the page's "break it" mode: each computes the same

@@ -67,7 +67,7 @@ Tensor alive(const std::weak_ptr<TensorImpl>& ref) { return Tensor(ref.lock()); 
 
 // dL/dx by gradcheck's central differences, x being the tensor named `name` with the values `at`,
 // through the caller's recompute. Undefined when recompute does not know the name.
-Tensor central_difference(const HtmlOptions& o, const std::string& name, const std::vector<double>& at,
+Tensor finite_differences(const HtmlOptions& o, const std::string& name, const std::vector<double>& at,
                           const Shape& shape) {
   const Tensor x = tensor(at, shape, DType::f64);
   const Tensor probe = o.recompute(name, x);
@@ -94,7 +94,7 @@ void check_fields(json& o, const HtmlOptions& opt, const std::string& name, cons
     o["check"] = "not checked (its value is gone)";
     return;
   }
-  Tensor fd = central_difference(opt, name, values_of(value), shape);
+  Tensor fd = finite_differences(opt, name, values_of(value), shape);
   if (!fd.defined()) {
     o["check"] = fmt::format("not checked (recompute cannot replace '{}')", name);
     return;

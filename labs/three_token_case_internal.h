@@ -1,4 +1,4 @@
-// labs/three_token_graph.h — the three-token lab's primitive graph, shared by the file that builds
+// labs/three_token_case_internal.h — the three-token lab's primitive graph, shared by the file that builds
 // it (three_token_case.cpp, whose lines the page shows as each op's call site) and the one that
 // walks it (three_token_backward.cpp: the step-through, the picture and the page).
 #pragma once
