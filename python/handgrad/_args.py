@@ -1,21 +1,31 @@
-"""The argument checks that _products, _order_stats, _search, _scans, _shapes, _creation and
-nn/_activations share: a tensor, an int, a number, a dim (PyTorch's wrapping rule), a dtype
-promotion, each refused with the op's name and the shapes, the way PyTorch users read them.
+"""The one place the Python layer turns arguments into what the library takes and checks them: a
+tensor, an int, a number, a dim (PyTorch's wrapping rule), a dtype, a dtype promotion, each
+refused with the op's name and the shapes, the way PyTorch users read them; hg() is the package
+itself, for the few compositions that call its public functions (imported when first called, so
+that no module imports the package while it is being built).
 """
+import collections
 import numbers
 import operator
 
 import numpy as np
 
-from . import _C
+from . import _C, _names
 from ._C import Tensor
 
 FLOATS = (_C.dtype.float32, _C.dtype.float64)
+DTYPES = (_C.dtype.float32, _C.dtype.float64, _C.dtype.int64, _C.dtype.bool)
 
 
 def hg():
+    """The package handgrad (its public functions, for the compositions that call them)."""
     import handgrad
     return handgrad
+
+
+def result(op, fields=("values", "indices")):
+    """The named tuple op returns, named as PyTorch's (torch.return_types.max: values, indices)."""
+    return collections.namedtuple(op, fields)
 
 
 def shape(x):
@@ -27,10 +37,30 @@ def dtype_name(d):
     return "hg." + str(d).rsplit(".", 1)[-1]
 
 
+def called(op):
+    """The op as a type error names it: a bare name as PyTorch writes it (cat()), a qualified one as
+    it is (hg.nn.functional.linear)."""
+    return op if op.startswith("hg.") else op + "()"
+
+
 def tensor(op, x, name="input"):
+    """x, refused unless it is a handgrad Tensor."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): {name} must be a handgrad Tensor, not {type(x).__name__}")
+        raise TypeError(f"{called(op)}: {name} must be a handgrad Tensor, not {type(x).__name__}")
     return x
+
+
+def float_tensor(op, x, name="input"):
+    """x, refused unless it is a float32 or float64 handgrad Tensor."""
+    return floating(op, tensor(op, x, name), name)
+
+
+def known_dtype(op, d):
+    """d, refused unless it is one of the library's dtypes (hg.int32, hg.float16, ... with what to use)."""
+    _names.refuse_not_built(d, called(op))
+    if d not in DTYPES:
+        raise TypeError(f"{called(op)}: dtype must be one of hg.float32, hg.float64, hg.int64, hg.bool, got {d!r}")
+    return d
 
 
 def integer(op, name, v):

@@ -5,7 +5,7 @@ methods and functions, a tensor or a number on the other side. The library does 
 import builtins
 import numbers
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 
@@ -13,17 +13,11 @@ def _is_number(v):
     return isinstance(v, numbers.Real)
 
 
-def _tensor(op, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): input must be a handgrad Tensor, not {type(x).__name__}")
-    return x
-
-
 def _comparison(op):
     with_tensor, with_number = getattr(_C, "_" + op), getattr(_C, "_" + op + "_number")
 
     def compare(input, other):
-        _tensor(op, input)
+        _args.tensor(op, input)
         if isinstance(other, Tensor):
             return with_tensor(input, other)
         if _is_number(other):
@@ -42,11 +36,12 @@ def _logic(op):
     fn = getattr(_C, "_" + op)
 
     def logic(input, other):
-        _tensor(op, input)
+        _args.tensor(op, input)
         if not isinstance(other, Tensor):
             raise TypeError(f"{op}(): other must be a handgrad Tensor, not {type(other).__name__}")
         return fn(input, other)
     logic.__name__ = op
+    logic.__doc__ = f"{op}(input, other): the elementwise {op[len('logical_'):]} of the two read as bools (broadcast)."
     return logic
 
 
@@ -54,19 +49,23 @@ logical_and, logical_or, logical_xor = (_logic(op) for op in ("logical_and", "lo
 
 
 def logical_not(input):
-    return _C._logical_not(_tensor("logical_not", input))
+    """logical_not(input): True where input is 0 (False), as a bool tensor."""
+    return _C._logical_not(_args.tensor("logical_not", input))
 
 
 def isnan(input):
-    return _C._isnan(_tensor("isnan", input))
+    """isnan(input): True where input is NaN, as a bool tensor."""
+    return _C._isnan(_args.tensor("isnan", input))
 
 
 def isinf(input):
-    return _C._isinf(_tensor("isinf", input))
+    """isinf(input): True where input is +inf or -inf, as a bool tensor."""
+    return _C._isinf(_args.tensor("isinf", input))
 
 
 def isfinite(input):
-    return _C._isfinite(_tensor("isfinite", input))
+    """isfinite(input): True where input is neither NaN nor ±inf, as a bool tensor."""
+    return _C._isfinite(_args.tensor("isfinite", input))
 
 
 def _dims(op, dim):
@@ -83,7 +82,7 @@ def _reduction(op):
     fn = getattr(_C, "_" + op)
 
     def reduce(input, dim=None, keepdim=False):
-        _tensor(op, input)
+        _args.tensor(op, input)
         if not isinstance(keepdim, bool):
             raise TypeError(f"{op}(): keepdim must be a bool, not {type(keepdim).__name__}")
         return fn(input, _dims(op, dim), keepdim)
@@ -98,7 +97,7 @@ any, all = _reduction("any"), _reduction("all")  # noqa: A001 (PyTorch's names)
 def clamp(input, min=None, max=None):  # noqa: A002 (PyTorch's names)
     """input limited to [min, max] (either may be None, a number or a tensor); the gradient passes
     where min <= input <= max, and to a tensor bound where it is chosen."""
-    _tensor("clamp", input)
+    _args.tensor("clamp", input)
     if min is None and max is None:
         raise TypeError("clamp(): give min or max (or both)")
     for name, v in (("min", min), ("max", max)):
@@ -146,7 +145,7 @@ def masked_fill(input, mask, value):
     broadcast, as torch's out-of-place form). value is a number or a 0-d tensor, cast to input's
     dtype; a tensor value that requires grad gets the sum of the output's gradient over the filled
     places, input the gradient elsewhere."""
-    _tensor("masked_fill", input)
+    _args.tensor("masked_fill", input)
     if not isinstance(mask, Tensor) or mask.dtype != _C.dtype.bool:
         what = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"masked_fill(): mask must be a bool tensor, not {what}; compare into one (x > 0)")

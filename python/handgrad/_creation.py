@@ -9,7 +9,8 @@ import numbers
 
 import numpy as np
 
-from . import _C, _args
+from . import _C, _args, _factories, _names
+from ._C import Tensor
 from ._args import shape
 
 
@@ -28,7 +29,7 @@ def _bound(name, v):
     return int(v) if isinstance(v, numbers.Integral) else float(v)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None):
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:
     """arange(end) or arange(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
     start, start + step, ... up to end (excluded); ceil((end − start) / step) numbers. int64 when
     every argument is an integer (a bool is 0 or 1), else float32. As PyTorch's: the step is
@@ -45,8 +46,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise ValueError(f"arange(): the step {step} points away from end {end} (start {start})")
     integral = all(isinstance(v, int) for v in (start, end, step))
     count = -((start - end) // step) if integral else math.ceil((end - start) / step)  # ceil, exact for ints
-    dtype = (hg.int64 if integral else hg.float32) if dtype is None else dtype
-    hg._require_dtype(dtype, "hg.arange")
+    dtype = (hg.int64 if integral else _names.get_default_dtype()) if dtype is None else dtype
+    _args.known_dtype("hg.arange", dtype)
     if dtype == hg.bool:
         raise TypeError("arange(): dtype must be a number type, not hg.bool (as PyTorch's)")
     if dtype == hg.int64:
@@ -55,7 +56,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             raise hg.Error(f"arange(): the values from {start} by {step} leave int64 within {count} steps")
     if count >= 2**62:
         raise hg.Error(f"arange(): {count} numbers from {start} to {end} by {step} are more than a tensor holds")
-    hg._fits_in_memory("hg.arange", count, 8)
+    _factories._fits_in_memory("hg.arange", count, 8)
     if integral and start == 0 and step == 1:
         out = _C._arange(count, dtype)
     elif dtype == hg.int64:  # (a lone value's step may be past int64: it is never taken)
@@ -96,7 +97,7 @@ def _triangle(op, row, col, offset, dtype, device, lower):
     if count >= 2**62:
         raise hg.Error(f"{op}(): a {row} × {col} matrix has {count} positions in that triangle, past what an "
                        "int64 tensor can hold; give smaller sizes")
-    hg._fits_in_memory(f"hg.{op}", 2 * count, 8, copies=4)  # the (2, count) result, its rows and columns
+    _factories._fits_in_memory(f"hg.{op}", 2 * count, 8, copies=4)  # the (2, count) result, its rows and columns
     if count == 0:
         out = hg.tensor(np.zeros((2, 0), np.int64))
     else:
@@ -126,10 +127,9 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
 
 
 def _like(op, input, dtype, device, floating_only=True):
-    hg = _args.hg()
     _args.tensor(op, input)
     dtype = input.dtype if dtype is None else dtype
-    hg._require_dtype(dtype, f"hg.{op}")
+    _args.known_dtype(f"hg.{op}", dtype)
     if floating_only and dtype not in _args.FLOATS:
         raise TypeError(f"{op}(): draws are hg.float32 or hg.float64, got {_args.dtype_name(dtype)}; give dtype=")
     return dtype, input.device if device is None else device

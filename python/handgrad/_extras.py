@@ -10,19 +10,8 @@ import numbers
 
 import numpy as np
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
-
-
-def _hg():
-    import handgrad
-    return handgrad
-
-
-def _tensor(op, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): expected a handgrad Tensor, not {type(x).__name__}")
-    return x
 
 
 def _number(op, name, v):
@@ -37,8 +26,8 @@ def _error(message):
 
 # ---------------------------------------------------------------- sorting (positions on the host, values by gather)
 
-_SortOut = __import__("collections").namedtuple("sort", ["values", "indices"])
-_TopkOut = __import__("collections").namedtuple("topk", ["values", "indices"])
+_SortOut = _args.result("sort")
+_TopkOut = _args.result("topk")
 
 
 def _dim_arg(op, dim):
@@ -51,7 +40,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     """sort(x, dim=-1, descending=False) → (values, indices), one op of the C++ library
     (ops/sort.cpp): ties keep their order (stable), NaN sorts as the largest; values are
     gather(x, dim, indices), so the gradient goes back where each value came from."""
-    _tensor("sort", input)
+    _args.tensor("sort", input)
     values, indices = _C._sort(input, _dim_arg("sort", dim), bool(descending))
     return _SortOut(values, indices)
 
@@ -62,13 +51,14 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 
 def msort(input):
+    """msort(input): input sorted along dim 0 (the values of sort(input, 0))."""
     return sort(input, 0).values
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 (torch's name)
     """topk(x, k, dim=-1, largest=True) → (values, indices): the k largest (smallest) along dim,
     in sorted order (ops/sort.cpp: sort's first k)."""
-    _tensor("topk", input)
+    _args.tensor("topk", input)
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"topk(): k must be an int, not {k!r}")
     values, indices = _C._topk(input, int(k), _dim_arg("topk", dim), bool(largest))
@@ -77,7 +67,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 (torch's na
 
 def kron(input, other):
     """kron(a, b) of two matrices: each a_ij times all of b, tiled."""
-    _tensor("kron", input), _tensor("kron", other)
+    _args.tensor("kron", input), _args.tensor("kron", other)
     if input.dim() != 2 or other.dim() != 2:
         raise _error("kron(): only two matrices (2-d) are supported")
     (n, m), (p, q) = input.shape, other.shape
@@ -86,53 +76,53 @@ def kron(input, other):
 
 def trace(input):
     """trace(a): the sum of a matrix's diagonal."""
-    _tensor("trace", input)
-    if _tensor("trace", input).dim() != 2:
+    _args.tensor("trace", input)
+    if _args.tensor("trace", input).dim() != 2:
         raise _error(f"trace(): expected a matrix, got shape {tuple(input.shape)}")
     return input.diagonal().sum()
 
 
 def cross(input, other, dim=-1):
     """cross(a, b, dim): the 3-vector cross product along dim (of size 3)."""
-    _tensor("cross", input), _tensor("cross", other)
+    _args.tensor("cross", input), _args.tensor("cross", other)
     if input.shape[dim] != 3:
         raise _error(f"cross(): dim {dim} must have size 3, got shape {tuple(input.shape)}")
     a = [input.select(dim, i) for i in range(3)]
     b = [other.select(dim, i) for i in range(3)]
     c = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    return _hg().stack(c, dim if dim >= 0 else dim + input.dim())
+    return _args.hg().stack(c, dim if dim >= 0 else dim + input.dim())
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """cdist(a, b, p=2): the p-norm distance between every row of a (.., n, d) and of b (.., m, d).
     Every compute_mode computes the differences themselves (never ‖a‖² + ‖b‖² − 2ab, torch's matrix
     product form for large inputs), so each distance is exact to rounding, 0 between equal rows."""
-    _tensor("cdist", x1), _tensor("cdist", x2)
+    _args.tensor("cdist", x1), _args.tensor("cdist", x2)
     if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                             "donot_use_mm_for_euclid_dist"):
         raise ValueError(f"cdist(): {compute_mode!r} is not a compute_mode")
     if x1.dim() < 2 or x2.dim() < 2 or x1.shape[-1] != x2.shape[-1] or _number("cdist", "p", p) < 0:
         raise _error(f"cdist(): expected x1 (..., n, d) and x2 (..., m, d) with one d and p ≥ 0, got shapes "
                      f"{tuple(x1.shape)} and {tuple(x2.shape)}, p = {p}")
-    return _hg().linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
+    return _args.hg().linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
 
 
 # ---------------------------------------------------------------- reductions and elementwise
 
-_Pair = __import__("collections").namedtuple("aminmax", ["min", "max"])
+_Pair = _args.result("aminmax", ("min", "max"))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over dim, with std's arguments (std_mean(x, False) is the unbiased=False form)."""
-    _tensor("std_mean", input)
-    hg = _hg()
+    _args.tensor("std_mean", input)
+    hg = _args.hg()
     return hg.std(input, dim, unbiased, keepdim, correction=correction), _mean(input, dim, keepdim)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over dim, with var's arguments (var_mean(x, False) is the unbiased=False form)."""
-    _tensor("var_mean", input)
-    hg = _hg()
+    _args.tensor("var_mean", input)
+    hg = _args.hg()
     return hg.var(input, dim, unbiased, keepdim, correction=correction), _mean(input, dim, keepdim)
 
 
@@ -143,8 +133,9 @@ def _mean(x, dim, keepdim):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    _tensor("aminmax", input)
-    hg = _hg()
+    """aminmax(input, *, dim=None, keepdim=False): (min, max) of input, over every element or along dim."""
+    _args.tensor("aminmax", input)
+    hg = _args.hg()
     dims = () if dim is None else dim
     return _Pair(hg.amin(input, dims, keepdim), hg.amax(input, dims, keepdim))
 
@@ -153,8 +144,8 @@ def cumprod(input, dim, *, dtype=None):
     """cumprod(x, dim, dtype=None): running products along dim, one op of the C++ library
     (ops/scan.cpp): its gradient is derived there, exact where x has zeros (bool input gives int64,
     as PyTorch)."""
-    _tensor("cumprod", input)
-    hg = _hg()
+    _args.tensor("cumprod", input)
+    hg = _args.hg()
     if isinstance(dim, bool) or not hasattr(dim, "__index__"):
         raise TypeError(f"cumprod(): dim must be an int, not {type(dim).__name__}")
     x = input.to(dtype) if dtype is not None else input.to(hg.int64) if input.dtype == hg.bool else input
@@ -162,15 +153,16 @@ def cumprod(input, dim, *, dtype=None):
 
 
 def count_nonzero(input, dim=None):
-    hg = _hg()
-    nz = hg.ne(_tensor("count_nonzero", input), 0)
+    """count_nonzero(input, dim=None): the number of nonzero elements, in all or along dim (int64)."""
+    hg = _args.hg()
+    nz = hg.ne(_args.tensor("count_nonzero", input), 0)
     return nz.sum() if dim is None else nz.sum(dim)
 
 
 def nonzero(input, *, as_tuple=False):
     """nonzero(x): the (n, x.dim()) int64 positions of x's nonzero entries, row-major."""
-    hg = _hg()
-    pos = np.argwhere(_tensor("nonzero", input).detach().cpu().numpy() != 0).astype(np.int64)
+    hg = _args.hg()
+    pos = np.argwhere(_args.tensor("nonzero", input).detach().cpu().numpy() != 0).astype(np.int64)
     if as_tuple:  # a 0-d input counts as 1-d here, as in PyTorch
         return tuple(hg.tensor(pos[:, i].copy()).to(input.device) for i in range(input.dim())) if input.dim() else \
             (hg.tensor(np.zeros(len(pos), np.int64)).to(input.device),)
@@ -178,15 +170,16 @@ def nonzero(input, *, as_tuple=False):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    _tensor("allclose", input), _tensor("allclose", other)
+    """allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): whether isclose holds everywhere (a bool)."""
+    _args.tensor("allclose", input), _args.tensor("allclose", other)
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|a − b| ≤ atol + rtol |b|, elementwise (NaNs equal when equal_nan). int64 and bool operands
     are compared as numbers (False 0, True 1), as PyTorch's."""
-    hg = _hg()
-    _tensor("isclose", input), _tensor("isclose", other)
+    hg = _args.hg()
+    _args.tensor("isclose", input), _args.tensor("isclose", other)
     rtol, atol = _number("isclose", "rtol", rtol), _number("isclose", "atol", atol)
     with hg.no_grad():
         if input.dtype == hg.bool and other.dtype == hg.bool:  # no arithmetic on bools: as the numbers 0 and 1
@@ -199,14 +192,15 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def equal(input, other):
-    _tensor("equal", input), _tensor("equal", other)
+    """equal(input, other): whether the two have the same shape and the same elements (a bool)."""
+    _args.tensor("equal", input), _args.tensor("equal", other)
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all().item())
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN → nan, +inf → posinf (the dtype's largest), −inf → neginf (its lowest)."""
-    hg = _hg()
-    _tensor("nan_to_num", input)
+    hg = _args.hg()
+    _args.tensor("nan_to_num", input)
     nan = _number("nan_to_num", "nan", nan)
     posinf = None if posinf is None else _number("nan_to_num", "posinf", posinf)
     neginf = None if neginf is None else _number("nan_to_num", "neginf", neginf)
@@ -225,11 +219,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 def logit(input, eps=None):
     """log(x / (1 − x)); with eps, x below eps reads eps and x above 1 − eps reads 1 − eps first,
     in that order (torch's rule: for eps > 0.5 it is not clamp's), with no gradient there."""
-    _tensor("logit", input)
+    _args.tensor("logit", input)
     x = input if input.dtype in (_C.dtype.float32, _C.dtype.float64) else input.to(_C.dtype.float32)
     if eps is not None:
         low, high = _number("logit", "eps", eps), 1.0 - float(eps)
-        hg = _hg()
+        hg = _args.hg()
         x = hg.where(x < low, low, hg.where(x > high, high, x))
     return (x / (1 - x)).log()
 
@@ -238,8 +232,8 @@ def logit(input, eps=None):
 
 def sinc(input):
     """sin(πx)/(πx), 1 at 0."""
-    _tensor("sinc", input)
-    hg = _hg()
+    _args.tensor("sinc", input)
+    hg = _args.hg()
     zero = input == 0
     safe = hg.where(zero, 1.0, input) * math.pi
     return hg.where(zero, 1.0, hg.sin(safe) / safe)
@@ -249,15 +243,15 @@ def sinc(input):
 
 def bernoulli(input, p=None, generator=None):
     """1.0 where a uniform draw falls below p (input's entries, or the number p), else 0."""
-    hg = _hg()
-    _tensor("bernoulli", input)
+    hg = _args.hg()
+    _args.tensor("bernoulli", input)
     probs = input if p is None else hg.full_like(input, _number("bernoulli", "p", p))
     draws = hg.rand(*probs.shape, generator=generator, dtype=probs.dtype, device=probs.device)
     return (draws < probs).to(probs.dtype)
 
 
 def round_(input, decimals=0):
-    hg = _hg()
+    hg = _args.hg()
     if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
         raise TypeError(f"round(): decimals must be an int, not {decimals!r}")
     if decimals == 0:
@@ -270,42 +264,8 @@ def round_(input, decimals=0):
 
 # ---------------------------------------------------------------- Tensor-only forms
 
-def _new(make):
-    def new(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        hg = _hg()
-        out = make(hg, self, size, dtype or self.dtype, device or self.device, **kw)
-        return out.requires_grad_() if requires_grad else out
-    return new
-
-
-def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    return _hg().tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-
-def _sizes(size):
-    return size[0] if len(size) == 1 and isinstance(size[0], (list, tuple)) else size
-
-
 def attach():
-    hg = _hg()
     T = Tensor
-    T.t = lambda self: self.transpose(0, 1) if self.dim() == 2 else self
-    T.mT = property(lambda self: self.transpose(-2, -1))
-    T.mH = T.mT
-    T.type_as = lambda self, other: self.to(_tensor("type_as", other).dtype)
-    T.new_zeros = _new(lambda hg, s, size, dt, dev: hg.zeros(*_sizes(size), dtype=dt, device=dev))
-    T.new_ones = _new(lambda hg, s, size, dt, dev: hg.ones(*_sizes(size), dtype=dt, device=dev))
-    T.new_empty = T.new_zeros
-    T.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: hg.full(
-        size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-    T.new_tensor = _new_tensor
-    T.view_as = lambda self, other: self.view(*_tensor("view_as", other).shape)
-    T.reshape_as = lambda self, other: self.reshape(*_tensor("reshape_as", other).shape)
-    T.expand_as = lambda self, other: self.expand(*_tensor("expand_as", other).shape)
-    T.nelement = lambda self: self.numel()
-    T.swapaxes = T.swapdims = lambda self, a, b: self.transpose(a, b)
-    T.clamp_min = lambda self, min: hg.clamp(self, min=min)  # noqa: A006
-    T.clamp_max = lambda self, max: hg.clamp(self, max=max)  # noqa: A006
     T.sort = sort
     T.argsort = argsort
     T.msort = msort

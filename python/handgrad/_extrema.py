@@ -5,7 +5,6 @@ logsumexp's cases the library refuses (an int64 or bool input, read as float32; 
 an empty dim, log 0 = -inf).
 """
 import builtins
-import collections
 import math
 
 from . import _C, _args
@@ -52,7 +51,7 @@ def amin(input, dim=(), keepdim=False):
     return _C._amin(input, _reduced("amin", input, dim), _args.boolean("amin", "keepdim", keepdim))
 
 
-_MinResult = collections.namedtuple("min", ["values", "indices"])
+_MinResult = _args.result("min")
 
 
 def min(input, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)

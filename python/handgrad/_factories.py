@@ -8,52 +8,42 @@ import os as _os
 
 import numpy as _np
 
-from . import _C
+from . import _C, _args, _names
 from ._C import Error, Generator, Tensor
 
-float32, float64, int64, bool = _C.dtype.float32, _C.dtype.float64, _C.dtype.int64, _C.dtype.bool  # noqa: A001
+from ._dtypes import bool, float32, float64, int64  # noqa: A004
 _NUMPY_OF = {float32: _np.float32, float64: _np.float64, int64: _np.int64, bool: _np.bool_}
-
-
-def _require_tensor(x, op, name="input"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: {name} must be a handgrad Tensor, got {type(x).__name__}")
-
-
-def _require_dtype(dtype, op):
-    if dtype not in _NUMPY_OF:
-        raise TypeError(f"{op}: dtype must be one of hg.float32, hg.float64, hg.int64, hg.bool, got {dtype!r}")
 
 
 _default_generator = Generator(0)
 
 
-def manual_seed(seed):
+def manual_seed(seed) -> Generator:
     """Reseeds the generator randn uses when given none (torch.manual_seed)."""
     _default_generator.manual_seed(seed)
     return _default_generator
 
 
 def _infer_dtype(data, arr):
-    """PyTorch's rule: bools stay bool, integers become int64, Python floats float32, and a
-    NumPy array keeps its float dtype."""
+    """PyTorch's rule: bools stay bool, integers become int64, Python floats the default dtype
+    (hg.get_default_dtype(), float32 unless set), and a NumPy array keeps its float32 or float64."""
     if arr.dtype == _np.bool_:
         return bool
     if arr.dtype.kind in "iu":
         return int64
-    if isinstance(data, (_np.ndarray, _np.generic)) and arr.dtype == _np.float64:  # np.float64(2.5) too
-        return float64
-    return float32
+    if isinstance(data, (_np.ndarray, _np.generic)) and arr.dtype in (_np.float32, _np.float64):  # np.float64(2.5) too
+        return float64 if arr.dtype == _np.float64 else float32
+    return _names.get_default_dtype()
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
+def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of data: a number, nested lists, a NumPy array or a Tensor."""
     if isinstance(data, Tensor):
         data = data.detach().numpy() if data.device == "cpu" else data.detach().cpu().numpy()
     arr = _np.asarray(data)
     if dtype is None:
         dtype = _infer_dtype(data, arr)
-    _require_dtype(dtype, "hg.tensor")
+    _args.known_dtype("hg.tensor", dtype)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"hg.tensor: cannot make a tensor from {type(data).__name__} (NumPy dtype {arr.dtype})")
     out = _C._from_numpy(_np.asarray(arr, dtype=_NUMPY_OF[dtype], order="C"))
@@ -64,12 +54,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     return out
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, dtype=None, device=None) -> Tensor:
     """as_tensor(data, dtype=None, device=None): data itself when it is a tensor of that dtype, else hg.tensor(data)."""
     return data if isinstance(data, Tensor) and dtype in (None, data.dtype) else tensor(data, dtype, device)
 
 
-def from_numpy(array):
+def from_numpy(array) -> Tensor:
     """A tensor over the NumPy array's memory, as torch.from_numpy: no copy, writes through either
     are seen by the other, and the tensor keeps the array alive."""
     if not isinstance(array, _np.ndarray):
@@ -105,47 +95,47 @@ def _size(size, op="size"):
 
 def _factory(make, size, dtype, device, requires_grad):
     if dtype is not None:
-        _require_dtype(dtype, "hg." + make.__name__.lstrip("_"))
-    out = make(_size(size, make.__name__.lstrip("_")), float32 if dtype is None else dtype, device or "cpu")
+        _args.known_dtype("hg." + make.__name__.lstrip("_"), dtype)
+    out = make(_size(size, make.__name__.lstrip("_")), _names.get_default_dtype() if dtype is None else dtype, device or "cpu")
     return out.requires_grad_() if requires_grad else out
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """zeros(*size, dtype=None, device=None, requires_grad=False): a tensor of zeros (float32 unless given)."""
     return _factory(_C._zeros, size, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """ones(*size, dtype=None, device=None, requires_grad=False): a tensor of ones (float32 unless given)."""
     return _factory(_C._ones, size, dtype, device, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of size filled with fill_value; without dtype, PyTorch's rule: bool for a bool,
     int64 for an int, float32 for a float."""
     if dtype is None:
         integral = isinstance(fill_value, (int, _np.integer))
-        dtype = bool if isinstance(fill_value, (_builtins.bool, _np.bool_)) else int64 if integral else float32
+        dtype = bool if isinstance(fill_value, (_builtins.bool, _np.bool_)) else int64 if integral else _names.get_default_dtype()
     out = _C._full(_size([size], "full"), fill_value, dtype, device or "cpu")
     return out.requires_grad_() if requires_grad else out
 
 
-def randn(*size, generator=None, seed=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, seed=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal draws; the same numbers for a seed on every run and platform."""
     if generator is None:
         generator = Generator(seed) if seed is not None else _default_generator
-    out = _C._randn(_size(size, "randn"), generator, float32 if dtype is None else dtype)
+    out = _C._randn(_size(size, "randn"), generator, _names.get_default_dtype() if dtype is None else dtype)
     out = out.to(device) if device not in (None, "cpu") else out
     return out.requires_grad_() if requires_grad else out
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of the given size to be written over: handgrad fills it with zeros (PyTorch leaves
     whatever memory held), so reading it before writing is defined here."""
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randperm(n, generator=None, dtype=None, device=None):
+def randperm(n, generator=None, dtype=None, device=None) -> Tensor:
     """A random permutation of 0 .. n-1 (int64), from hg.manual_seed's generator unless one is
     given: the order of n uniform draws (ops/sampling.cpp)."""
     if isinstance(n, _builtins.bool) or not isinstance(n, (int, _np.integer)) or n < 0:
@@ -160,7 +150,7 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     summing to 1), with or without replacement, as torch.multinomial: int64, (num_samples,) for a
     1-d input, (rows, num_samples) for a 2-d one, each draw inverting the running sum of the
     weights left (ops/sampling.cpp), from hg.manual_seed's generator unless one is given."""
-    _require_tensor(input, "hg.multinomial")
+    _args.tensor("hg.multinomial", input)
     if isinstance(num_samples, _builtins.bool) or not isinstance(num_samples, (int, _np.integer)):
         raise TypeError(f"hg.multinomial: num_samples must be an int, got {num_samples!r}")
     if not isinstance(replacement, _builtins.bool):
@@ -168,14 +158,14 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     return _C._multinomial(input, int(num_samples), replacement, generator or _default_generator)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform draws in [0, 1), from hg.manual_seed's generator unless one is given."""
-    out = _C._rand(_size(size, "rand"), generator or _default_generator, float32 if dtype is None else dtype)
+    out = _C._rand(_size(size, "rand"), generator or _default_generator, _names.get_default_dtype() if dtype is None else dtype)
     out = out.to(device) if device not in (None, "cpu") else out
     return out.requires_grad_() if requires_grad else out
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None):
+def randint(*args, size=None, generator=None, dtype=None, device=None) -> Tensor:
     """randint(high, size) or randint(low, high, size): integers uniform in [low, high), int64."""
     if size is not None:
         args = args + (size,)
@@ -222,14 +212,14 @@ def _fits_in_memory(op, count, itemsize, copies=2):
                     f"not fit in the {memory / 2**30:.3g} GiB this process may use; give smaller sizes")
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The (n, m) identity: ones on the diagonal."""
     m = n if m is None else m
     for name, v in (("n", n), ("m", m)):
         if isinstance(v, _builtins.bool) or not isinstance(v, (int, _np.integer)) or v < 0:
             raise TypeError(f"hg.eye: {name} must be an int of 0 or more, got {v!r}")
-    dtype = float32 if dtype is None else dtype
-    _require_dtype(dtype, "hg.eye")
+    dtype = _names.get_default_dtype() if dtype is None else dtype
+    _args.known_dtype("hg.eye", dtype)
     _fits_in_memory("hg.eye", int(n) * int(m), 8)
     out = tensor(_np.eye(int(n), int(m)), dtype=dtype)
     out = out.to(device) if device not in (None, "cpu") else out

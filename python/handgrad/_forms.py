@@ -5,9 +5,8 @@ x.float(), x.double(), x.long(), x.int(), x.bool() with memory_format=. Each for
 arguments and calls the library's op; nothing here computes on its own.
 """
 import builtins
-import collections
 
-from . import _C, _args
+from . import _C, _args, _factories, _names
 from ._C import Tensor
 
 _FLOATS = (_C.dtype.float32, _C.dtype.float64)
@@ -78,11 +77,11 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, *,
     for name, v in (("start", start), ("end", end)):
         if isinstance(v, (builtins.bool, str)) or not hasattr(v, "__float__"):
             raise TypeError(f"linspace(): {name} must be a number, got {v!r}")
-    dtype = hg.float32 if dtype is None else dtype
-    hg._require_dtype(dtype, "hg.linspace")
+    dtype = _names.get_default_dtype() if dtype is None else dtype
+    _args.known_dtype("hg.linspace", dtype)
     if dtype == hg.bool:
         raise TypeError("linspace(): dtype must be a number type, not hg.bool (as PyTorch's)")
-    hg._fits_in_memory("hg.linspace", int(steps), 8)
+    _factories._fits_in_memory("hg.linspace", int(steps), 8)
     import numpy as np
     n = int(steps)
     if dtype == hg.int64:
@@ -100,7 +99,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, *,
     return out.requires_grad_() if requires_grad else out
 
 
-_MaxResult = collections.namedtuple("max", ["values", "indices"])
+_MaxResult = _args.result("max")
 
 
 def max(input, dim=None, keepdim=False):  # noqa: A001 (PyTorch's name)
@@ -147,7 +146,7 @@ def _cast(op, input, dtype):
     _args.tensor(op, input)
     if dtype is None:
         return input
-    _args.hg()._require_dtype(dtype, f"hg.{op}")
+    _args.known_dtype(f"hg.{op}", dtype)
     return input.to(dtype)
 
 

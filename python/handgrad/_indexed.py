@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from . import _C, _args
+from . import _C, _args, _factories
 from ._C import Tensor
 
 _INTEGRAL = (_C.dtype.int64, _C.dtype.bool)
@@ -245,7 +245,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         raise _C.Error(f"{op}(): output_size {output_size} is not the result's length along dim, {total}")
     if counts is None:
         return _C._repeat_interleave(x, r, d)
-    _args.hg()._fits_in_memory(f"hg.{op}", total, 8)
+    _factories._fits_in_memory(f"hg.{op}", total, 8)
     return _C._index_select(x, d, _args.index_tensor(np.repeat(np.arange(n), counts), x))
 
 

@@ -7,7 +7,6 @@ gradient flows to the selected and interpolated entries by the chain rule and no
 backward of its own. A whole-tensor median shares its gradient evenly among the entries equal to
 it, as PyTorch's does; a median along a dim sends it to the entry its index names.
 """
-import collections
 import functools
 
 import numpy as np
@@ -15,8 +14,8 @@ import numpy as np
 from . import _args
 from ._args import shape
 
-_Median = collections.namedtuple("median", ["values", "indices"])
-_NanMedian = collections.namedtuple("nanmedian", ["values", "indices"])
+_Median = _args.result("median")
+_NanMedian = _args.result("nanmedian")
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
 

@@ -5,36 +5,23 @@ The library does the work (ops/statistics.h, ops/rearrange.h); this file only re
 PyTorch accepts — a dim or a tuple of dims, ``unbiased`` or ``correction``, ``x.flip(0, 1)`` or
 ``x.flip((0, 1))`` — and refuses anything else with a TypeError naming the op.
 """
-import operator
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._extrema import amax, amin, argmin, logsumexp, min  # noqa: A004 (attached below with the rest)
 from ._indexed import repeat_interleave, scatter  # noqa: F401 (attached below with the rest)
 
 
-def _int(op, name, v):
-    if isinstance(v, bool) or not hasattr(v, "__index__"):
-        raise TypeError(f"{op}(): {name} must be an int, not {type(v).__name__}")
-    return operator.index(v)
-
-
 def _ints(op, name, v):
     """An int or a sequence of ints, as a list."""
     if isinstance(v, (list, tuple)):
-        return [_int(op, name, d) for d in v]
-    return [_int(op, name, v)]
-
-
-def _tensor(op, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): input must be a handgrad Tensor, not {type(x).__name__}")
-    return x
+        return [_args.integer(op, name, d) for d in v]
+    return [_args.integer(op, name, v)]
 
 
 def _spread(op, fn):
     def spread(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        _tensor(op, input)
+        _args.tensor(op, input)
         if isinstance(dim, bool):  # x.var(False): PyTorch's overload whose first argument is unbiased
             if unbiased is not None:
                 raise TypeError(f"{op}(): unbiased given twice")
@@ -74,17 +61,17 @@ def _bool(op, name, v):
 
 def cumsum(input, dim, dtype=None):
     """Running sums along dim."""
-    _tensor("cumsum", input)
-    out = _C._cumsum(input if dtype is None else input.to(dtype), _int("cumsum", "dim", dim))
+    _args.tensor("cumsum", input)
+    out = _C._cumsum(input if dtype is None else input.to(dtype), _args.integer("cumsum", "dim", dim))
     return out
 
 
 def index_select(input, dim, index):
     """input's entries at index (a 1-d int64 tensor) along dim."""
-    _tensor("index_select", input)
+    _args.tensor("index_select", input)
     if not isinstance(index, Tensor):
         raise TypeError(f"index_select(): index must be a handgrad int64 Tensor, not {type(index).__name__}")
-    dim = _int("index_select", "dim", dim)
+    dim = _args.integer("index_select", "dim", dim)
     if input.dim() == 0:  # PyTorch's rule: one index (0) into the 0-d tensor gives it back, 0-d
         _scalar_dim("index_select", dim)
         if index.numel() != 1 or index.dim() > 1:
@@ -101,7 +88,7 @@ def _scalar_dim(op, dim):
 
 def masked_select(input, mask):
     """The entries of input where mask (a bool tensor, broadcast) is true, as a 1-d tensor: input[mask]."""
-    _tensor("masked_select", input)
+    _args.tensor("masked_select", input)
     if not isinstance(mask, Tensor):
         raise TypeError(f"masked_select(): mask must be a handgrad bool Tensor, not {type(mask).__name__}")
     return _C._masked_select(input, mask)
@@ -110,65 +97,67 @@ def masked_select(input, mask):
 def flip(input, *args, dims=None):
     """input with the order of each dim in dims reversed: flip(x, (0, 1)), flip(x, dims=(0, 1)),
     x.flip(0, 1)."""
-    _tensor("flip", input)
+    _args.tensor("flip", input)
     if dims is not None and args:
         raise TypeError("flip(): dims given twice (as arguments and as dims=)")
     if dims is None:
         dims = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
     elif not isinstance(dims, (list, tuple)):
         dims = (dims,)
-    return _C._flip(input, [_int("flip", "dims", d) for d in dims])
+    return _C._flip(input, [_args.integer("flip", "dims", d) for d in dims])
 
 
 def roll(input, shifts, dims=None):
     """input's entries moved shifts places along dims, wrapping round (flattened when dims is None)."""
-    _tensor("roll", input)
+    _args.tensor("roll", input)
     shifts = _ints("roll", "shifts", shifts)
     return _C._roll(input, shifts, [] if dims is None else _ints("roll", "dims", dims))
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal of the (dim1, dim2) planes, as the last dim."""
-    _tensor("diagonal", input)
-    return _C._diagonal(input, _int("diagonal", "offset", offset), _int("diagonal", "dim1", dim1),
-                        _int("diagonal", "dim2", dim2))
+    _args.tensor("diagonal", input)
+    return _C._diagonal(input, _args.integer("diagonal", "offset", offset), _args.integer("diagonal", "dim1", dim1),
+                        _args.integer("diagonal", "dim2", dim2))
 
 
 def diag(input, diagonal=0):
     """1-d: the square matrix with input on that diagonal; 2-d: that diagonal."""
-    _tensor("diag", input)
-    return _C._diag(input, _int("diag", "diagonal", diagonal))
+    _args.tensor("diag", input)
+    return _C._diag(input, _args.integer("diag", "diagonal", diagonal))
 
 
 def tril(input, diagonal=0):
     """The lower triangle of the last two dims (on and below that diagonal); zeros above."""
-    _tensor("tril", input)
-    return _C._tril(input, _int("tril", "diagonal", diagonal))
+    _args.tensor("tril", input)
+    return _C._tril(input, _args.integer("tril", "diagonal", diagonal))
 
 
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims (on and above that diagonal); zeros below."""
-    _tensor("triu", input)
-    return _C._triu(input, _int("triu", "diagonal", diagonal))
+    _args.tensor("triu", input)
+    return _C._triu(input, _args.integer("triu", "diagonal", diagonal))
 
 
 def flatten(input, start_dim=0, end_dim=-1):
     """Dims start_dim..end_dim merged into one."""
-    _tensor("flatten", input)
-    return _C._flatten(input, _int("flatten", "start_dim", start_dim), _int("flatten", "end_dim", end_dim))
+    _args.tensor("flatten", input)
+    return _C._flatten(input, _args.integer("flatten", "start_dim", start_dim),
+                       _args.integer("flatten", "end_dim", end_dim))
 
 
 def unflatten(input, dim, sizes):
     """dim split into sizes (one of them may be -1)."""
-    _tensor("unflatten", input)
+    _args.tensor("unflatten", input)
     if not isinstance(sizes, (list, tuple)):
         raise TypeError(f"unflatten(): sizes must be a tuple or list of ints, not {type(sizes).__name__}")
-    return _C._unflatten(input, _int("unflatten", "dim", dim), [_int("unflatten", "sizes", s) for s in sizes])
+    return _C._unflatten(input, _args.integer("unflatten", "dim", dim),
+                         [_args.integer("unflatten", "sizes", s) for s in sizes])
 
 
 def movedim(input, source, destination):
     """Dims source moved to the places destination (an int or a tuple each)."""
-    _tensor("movedim", input)
+    _args.tensor("movedim", input)
     return _C._movedim(input, _ints("movedim", "source", source), _ints("movedim", "destination", destination))
 
 
@@ -177,34 +166,35 @@ moveaxis = movedim
 
 def narrow(input, dim, start, length):
     """length entries of dim from start."""
-    _tensor("narrow", input)
+    _args.tensor("narrow", input)
     if isinstance(start, Tensor):
         start = start.item()
-    return _C._narrow(input, _int("narrow", "dim", dim), _int("narrow", "start", start), _int("narrow", "length", length))
+    return _C._narrow(input, _args.integer("narrow", "dim", dim), _args.integer("narrow", "start", start),
+                      _args.integer("narrow", "length", length))
 
 
 def stack(tensors, dim=0):
     """The tensors (one shape) joined along a new dim."""
     if not isinstance(tensors, (list, tuple)) or not all(isinstance(t, Tensor) for t in tensors):
         raise TypeError("stack(): tensors must be a list or tuple of handgrad Tensors")
-    return _C._stack(list(tensors), _int("stack", "dim", dim))
+    return _C._stack(list(tensors), _args.integer("stack", "dim", dim))
 
 
 def _sizes(op, sizes):
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
         sizes = sizes[0]
-    return [_int(op, "sizes", s) for s in sizes]
+    return [_args.integer(op, "sizes", s) for s in sizes]
 
 
 def repeat(input, *sizes):
     """input tiled sizes[k] times along dim k: x.repeat(2, 1) or x.repeat((2, 1))."""
-    _tensor("repeat", input)
+    _args.tensor("repeat", input)
     return _C._repeat(input, _sizes("repeat", sizes))
 
 
 def tile(input, dims):
     """repeat, with fewer counts than dims allowed (leading 1s added)."""
-    _tensor("tile", input)
+    _args.tensor("tile", input)
     return _C._tile(input, _ints("tile", "dims", dims))
 
 
@@ -228,8 +218,8 @@ def _promoted_floats(input, other):
 
 def maximum(input, other):
     """The larger of input and other elementwise (NaN wins; a tie shares the gradient)."""
-    _tensor("maximum", input)
-    _tensor("maximum", other)
+    _args.tensor("maximum", input)
+    _args.tensor("maximum", other)
     if input.dtype in _INTEGRAL and other.dtype in _INTEGRAL:
         return _integral_pick(input, other, lambda a, b: a >= b)
     return _C._maximum(*_promoted_floats(input, other))
@@ -237,8 +227,8 @@ def maximum(input, other):
 
 def minimum(input, other):
     """The smaller of input and other elementwise (NaN wins; a tie shares the gradient)."""
-    _tensor("minimum", input)
-    _tensor("minimum", other)
+    _args.tensor("minimum", input)
+    _args.tensor("minimum", other)
     if input.dtype in _INTEGRAL and other.dtype in _INTEGRAL:
         return _integral_pick(input, other, lambda a, b: a <= b)
     return _C._minimum(*_promoted_floats(input, other))
@@ -246,8 +236,8 @@ def minimum(input, other):
 
 def lerp(input, end, weight):
     """input + weight (end − input); weight a number or a tensor."""
-    _tensor("lerp", input)
-    _tensor("lerp", end)
+    _args.tensor("lerp", input)
+    _args.tensor("lerp", end)
     if isinstance(weight, Tensor):
         return _C._lerp(input, end, weight)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)):
@@ -264,35 +254,35 @@ def _index_of(op, index):
 def gather(input, dim, index):
     """gather(input, dim, index): out[i][j][k] = input[i][index[i][j][k]][k] for dim 1, and so on;
     out has index's shape. The gradient adds back into the entries read."""
-    _tensor("gather", input)
-    return _C._gather(input, _int("gather", "dim", dim), _index_of("gather", index))
+    _args.tensor("gather", input)
+    return _C._gather(input, _args.integer("gather", "dim", dim), _index_of("gather", index))
 
 
 def scatter_add(input, dim, index, src):
     """scatter_add(input, dim, index, src): a copy of input with src[i][j][k] added at
     out[i][index[i][j][k]][k] (dim 1); repeated places add up."""
-    _tensor("scatter_add", input)
-    _tensor("scatter_add", src)
-    return _C._scatter_add(input, _int("scatter_add", "dim", dim), _index_of("scatter_add", index), src)
+    _args.tensor("scatter_add", input)
+    _args.tensor("scatter_add", src)
+    return _C._scatter_add(input, _args.integer("scatter_add", "dim", dim), _index_of("scatter_add", index), src)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """prod(input, dim=None, keepdim=False): the product over dim (every entry when None); int64 for
     integer and bool inputs. Its gradient is the product of the other entries, zeros included."""
-    _tensor("prod", input)
+    _args.tensor("prod", input)
     if dtype is not None:
         input = input.to(dtype)
     if not isinstance(keepdim, bool):
         raise TypeError(f"prod(): keepdim must be a bool, not {type(keepdim).__name__}")
-    return _C._prod(input, None if dim is None else _int("prod", "dim", dim), keepdim)
+    return _C._prod(input, None if dim is None else _args.integer("prod", "dim", dim), keepdim)
 
 
 def unfold(input, dimension, size, step):
     """x.unfold(dimension, size, step): every window of size entries along dimension, step apart,
     as a new last dim."""
-    _tensor("unfold", input)
-    dimension, size, step = (_int("unfold", "dimension", dimension), _int("unfold", "size", size),
-                             _int("unfold", "step", step))
+    _args.tensor("unfold", input)
+    dimension, size, step = (_args.integer("unfold", "dimension", dimension), _args.integer("unfold", "size", size),
+                             _args.integer("unfold", "step", step))
     if input.dim() == 0:  # PyTorch's rule: the 0-d tensor is one entry, and its window is (size,)
         _scalar_dim("unfold", dimension)
         return _C._unfold(input.reshape(1), 0, size, step).select(0, 0)
@@ -302,9 +292,9 @@ def unfold(input, dimension, size, step):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """diag_embed(input, offset=0, dim1=-2, dim2=-1): input's last dim on the offset diagonal of
     the (dim1, dim2) plane of a new tensor, zeros elsewhere."""
-    _tensor("diag_embed", input)
-    return _C._diag_embed(input, _int("diag_embed", "offset", offset), _int("diag_embed", "dim1", dim1),
-                          _int("diag_embed", "dim2", dim2))
+    _args.tensor("diag_embed", input)
+    return _C._diag_embed(input, _args.integer("diag_embed", "offset", offset),
+                          _args.integer("diag_embed", "dim1", dim1), _args.integer("diag_embed", "dim2", dim2))
 
 
 FUNCTIONS = ["prod", "unfold", "diag_embed", "gather", "scatter", "scatter_add", "repeat", "tile", "repeat_interleave", "maximum", "minimum", "lerp", "var", "std", "amax", "amin", "min", "argmin", "logsumexp", "cumsum", "index_select", "masked_select", "flip", "roll", "diagonal", "diag", "tril", "triu", "flatten", "unflatten",

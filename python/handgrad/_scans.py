@@ -8,7 +8,6 @@ position, in blocks whose running total is carried from block to block: each log
 its own maximum, the running one, so nothing overflows or underflows, and the gradient is the
 softmax of the entries so far. diff is narrow and sub (xor for bool). No backward of their own.
 """
-import collections
 import math
 
 import numpy as np
@@ -16,8 +15,8 @@ import numpy as np
 from . import _args
 from ._args import shape
 
-_CumMax = collections.namedtuple("cummax", ["values", "indices"])
-_CumMin = collections.namedtuple("cummin", ["values", "indices"])
+_CumMax = _args.result("cummax")
+_CumMin = _args.result("cummin")
 _BLOCK = 64  # logcumsumexp's block: n·_BLOCK entries of work per row, n / _BLOCK steps on the tape
 
 

@@ -74,7 +74,13 @@ def _iter(self):
 
 
 def _tolist(self):
+    """x.tolist(): the elements as nested Python lists (a number for a 0-d tensor)."""
     return self.detach().cpu().numpy().tolist()
+
+
+def _reversed_dims(self):
+    """x.T: the dims in reverse order (a matrix transposed; a view)."""
+    return self.permute(*range(self.dim() - 1, -1, -1))
 
 
 def _array(self, dtype=None, copy=None):
@@ -132,5 +138,5 @@ def attach():
     Tensor.__format__ = _format
     Tensor.__str__ = _repr
     Tensor.__hash__ = object.__hash__
-    Tensor.T = property(lambda self: self.permute(*range(self.dim() - 1, -1, -1)))
+    Tensor.T = property(_reversed_dims)
     Tensor.sum = _reduction(_C.Tensor.sum, "sum")

@@ -1,12 +1,13 @@
 """hg.autograd: grad, gradcheck, gradgradcheck and grad mode, as torch.autograd spells them."""
 
 import functools as _functools
+from typing import Tuple as _Tuple
 
 from . import _C
-from ._C import Error
+from ._C import Error as _Error, Tensor as _Tensor
 
 
-class GradcheckError(Error):
+class GradcheckError(_Error):
     """A gradient check failed; the message names the worst element (input, index, layout,
     analytic and numeric values)."""
 
@@ -17,7 +18,8 @@ def _tensors(xs):
     return list(xs)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False) -> _Tuple[_Tensor, ...]:
     """d(sum_k <outputs[k], grad_outputs[k]>) / d inputs, without touching any .grad
     (torch.autograd.grad). Returns a tuple; an unused input gives None under allow_unused."""
     outputs, inputs = _tensors(outputs), _tensors(inputs)
@@ -147,9 +149,11 @@ class set_detect_anomaly(detect_anomaly):
 
 
 def is_anomaly_enabled():
+    """Whether anomaly detection (detect_anomaly / set_detect_anomaly) is on."""
     return _C.is_anomaly_enabled()
 
 
 from . import forward_ad  # noqa: E402  (hg.autograd.forward_ad, as torch.autograd.forward_ad)
+from . import autograd_functional as functional  # noqa: E402  (hg.autograd.functional, as torch.autograd.functional)
 
-__all__ = ["grad", "gradcheck", "fwdcheck", "forward_ad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled"]
+__all__ = ["grad", "gradcheck", "fwdcheck", "forward_ad", "functional", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled"]

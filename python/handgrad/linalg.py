@@ -3,29 +3,18 @@ library's ops (ops/linalg.h): the vector norms and the matrix norms 'fro', ±1, 
 recorded ops (their gradient is theirs, 0 where the norm is 0, as PyTorch's); singular values come
 from one-sided Jacobi rotations in float64 and carry no gradient (svdvals, and the matrix norms ±2
 and 'nuc' built on it, refuse a tensor that requires grad; the rank is piecewise constant)."""
-import math
-import operator
+import math as _math
+import operator as _operator
 
-import numpy as np
+import numpy as _np
 
-from . import _C
-from ._C import Tensor
+from . import _C, _args
+from ._C import Tensor as _Tensor
 from ._extrema import _reduced
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "svdvals", "matrix_rank"]
 
 _FLOATS = (_C.dtype.float32, _C.dtype.float64)
-
-
-def _hg():
-    import handgrad
-    return handgrad
-
-
-def _tensor(op, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): input must be a handgrad Tensor, not {type(x).__name__}")
-    return x
 
 
 def _dims(op, dim):
@@ -39,7 +28,7 @@ def _dims(op, dim):
 def _int(op, v):
     if isinstance(v, bool) or not hasattr(v, "__index__"):
         raise TypeError(f"{op}(): dim must be an int or a tuple of ints, not {type(v).__name__}")
-    return operator.index(v)
+    return _operator.index(v)
 
 
 def _ord(op, ord):
@@ -52,12 +41,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """vector_norm(x, ord=2, dim=None, keepdim=False): (Σ |x|^ord)^(1/ord) over dim (every entry
     when None); ord inf is max |x|, -inf min |x|, 0 the count of nonzeros (its gradient is 0).
     As PyTorch's, the gradient is 0 where the norm is 0, and at an entry 0 for 0 < ord < 1."""
-    _tensor("vector_norm", x)
+    _args.tensor("vector_norm", x)
     if dtype is not None:
         x = x.to(dtype)
     ord = _ord("vector_norm", ord)
     dims = _reduced("vector_norm", x, _dims("vector_norm", dim))  # dim 0 of a 0-d tensor: no dim (PyTorch's)
-    if ord < 0 and not math.isinf(ord) and x.dtype in _FLOATS:
+    if ord < 0 and not _math.isinf(ord) and x.dtype in _FLOATS:
         return _negative_order(x, ord, dims, bool(keepdim))
     return _C._vector_norm(x, ord, dims, bool(keepdim))
 
@@ -67,7 +56,7 @@ def _negative_order(x, ord, dims, keepdim):
     gradient is 0 (PyTorch's: sgn(x) |x|^(ord−1) · norm^(1−ord), and norm^(1−ord) is 0), where the
     chain rule through inf would give inf · 0 = NaN. So such slices read the norm of x with each 0
     replaced by 1, which has no inf in it, and take the value 0 (NaN where the slice holds a NaN)."""
-    hg = _hg()
+    hg = _args.hg()
     if 0 in (tuple(x.shape) if not dims else tuple(x.shape[d] for d in dims)):
         raise _C.Error(f"vector_norm(): ord {ord} over an empty dim of shape {tuple(x.shape)} has no value (Σ of no "
                        "|x|^ord is 0, and 0^(1/ord) is not defined), as in PyTorch")
@@ -112,11 +101,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     'fro', ±1 and ±inf are built from recorded ops (their gradient is theirs, ties shared as in
     amax); 2, -2 and 'nuc' use hg.linalg.svdvals and refuse an A that requires grad."""
     op = "matrix_norm"
-    _tensor(op, A)
+    _args.tensor(op, A)
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise _C.Error(f"{op}(): ord {ord!r} is not a matrix norm: give 'fro', 'nuc', 1, -1, 2, -2, inf or -inf")
-    elif isinstance(ord, bool) or not isinstance(ord, (int, float)) or abs(ord) not in (1, 2, math.inf):
+    elif isinstance(ord, bool) or not isinstance(ord, (int, float)) or abs(ord) not in (1, 2, _math.inf):
         raise _C.Error(f"{op}(): ord {ord!r} is not a matrix norm: give 'fro', 'nuc', 1, -1, 2, -2, inf or -inf")
     d0, d1 = _matrix_dims(op, A, dim)
     if dtype is not None:
@@ -134,7 +123,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             out = _C._amax(values, [-1], False) if ord > 0 else _C._amin(values, [-1], False)
         return out.reshape(*[1 if d in (d0, d1) else n for d, n in enumerate(A.shape)]) if keepdim else out
     # ±1: the extreme column sum of |a| (sum over d0, then over d1); ±inf: rows, the same on Aᵀ
-    summed, across = (d1, d0) if math.isinf(ord) else (d0, d1)
+    summed, across = (d1, d0) if _math.isinf(ord) else (d0, d1)
     if ord < 0:
         _nonempty(op, A, (across,), ord)
     sums = vector_norm(A, 1, summed, keepdim)
@@ -157,7 +146,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     when dim is an int, or when dim is None and A is 1-d (ord None: the 2-norm of every entry); a
     matrix norm (matrix_norm) when dim is a 2-tuple, or when dim is None, ord given and A 2-d."""
     op = "norm"
-    _tensor(op, A)
+    _args.tensor(op, A)
     dims = _dims(op, dim)
     if dim is not None and len(dims) not in (1, 2):
         raise _C.Error(f"{op}(): dim must be an int or a tuple of 1 or 2 ints, got {dim!r}")
@@ -172,7 +161,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 def svdvals(A):
     """svdvals(A): the singular values of each matrix of A (..., m, n), largest first. No gradient:
     call it on A.detach()."""
-    _tensor("svdvals", A)
+    _args.tensor("svdvals", A)
     return _C._svdvals(A)
 
 
@@ -180,13 +169,13 @@ def _tolerance(name, v):
     """atol or rtol: None, a number, or a tensor (broadcast against A's batch), as float64 on the host."""
     if v is None:
         return None
-    if isinstance(v, Tensor):
+    if isinstance(v, _Tensor):
         if v.dtype not in _FLOATS + (_C.dtype.int64, _C.dtype.bool):
             raise TypeError(f"matrix_rank(): {name} must be a number or a real tensor, not {v.dtype}")
-        return np.asarray(v.detach().cpu().numpy(), dtype=np.float64)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+        return _np.asarray(v.detach().cpu().numpy(), dtype=_np.float64)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or _math.isnan(v):
         raise TypeError(f"matrix_rank(): {name} must be a number or a tensor, not {v!r}")
-    return np.float64(v)
+    return _np.float64(v)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
@@ -195,7 +184,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     A's batch dims; rtol defaults to max(m, n) · ε of A's dtype, or to 0 where atol > 0 is given,
     as in PyTorch. hermitian=True reads each matrix as symmetric from its lower triangle (its
     singular values are then |eigenvalues|). tol is atol's old name."""
-    _tensor("matrix_rank", A)
+    _args.tensor("matrix_rank", A)
     if tol is not None:
         if atol is not None:
             raise TypeError("matrix_rank(): give tol or atol, not both")
@@ -204,7 +193,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
         raise TypeError(f"matrix_rank(): hermitian must be a bool, not {type(hermitian).__name__}")
     atol, rtol = _tolerance("atol", atol), _tolerance("rtol", rtol)
     if A.dim() >= 2 and 0 in tuple(A.shape[-2:]):  # no row or no column: rank 0, as PyTorch's
-        return _hg().zeros(tuple(A.shape[:-2]), dtype=_C.dtype.int64, device=A.device)
+        return _args.hg().zeros(tuple(A.shape[:-2]), dtype=_C.dtype.int64, device=A.device)
     plain = all(v is None or v.ndim == 0 for v in (atol, rtol))
     if plain and not hermitian:
         return _C._matrix_rank(A, None if atol is None else float(atol), None if rtol is None else float(rtol))
@@ -216,11 +205,11 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
         if m != n:
             raise _C.Error(f"matrix_rank(): hermitian=True needs square matrices, got shape {tuple(A.shape)}")
         A = _C._tril(A, 0) + _C._tril(A, -1).transpose(-2, -1)  # the symmetric matrix of the lower triangle
-    sigma = np.asarray(_C._svdvals(A).cpu().numpy(), dtype=np.float64)
+    sigma = _np.asarray(_C._svdvals(A).cpu().numpy(), dtype=_np.float64)
     if rtol is None:
-        default = np.finfo(np.float32 if A.dtype == _C.dtype.float32 else np.float64).eps * max(m, n)
-        rtol = np.float64(default) if atol is None else np.where(atol > 0, 0.0, default)
-    atol = np.float64(0.0) if atol is None else atol
-    cutoff = np.maximum(atol[..., None], rtol[..., None] * sigma.max(-1, keepdims=True))
-    rank = (sigma > cutoff).sum(-1).astype(np.int64)
-    return _hg().tensor(np.array(rank)).to(A.device)
+        default = _np.finfo(_np.float32 if A.dtype == _C.dtype.float32 else _np.float64).eps * max(m, n)
+        rtol = _np.float64(default) if atol is None else _np.where(atol > 0, 0.0, default)
+    atol = _np.float64(0.0) if atol is None else atol
+    cutoff = _np.maximum(atol[..., None], rtol[..., None] * sigma.max(-1, keepdims=True))
+    rank = (sigma > cutoff).sum(-1).astype(_np.int64)
+    return _args.hg().tensor(_np.array(rank)).to(A.device)

@@ -27,6 +27,8 @@ class Optimizer:
         self.param_groups = [dict(defaults, params=params)]
 
     def step(self, closure=None):
+        """One update of every parameter from its .grad; closure (if given) recomputes the loss first, under grad mode,
+        and its value is returned."""
         loss = None
         if closure is not None:
             from .autograd import enable_grad

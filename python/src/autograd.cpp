@@ -220,7 +220,8 @@ void bind_autograd(nb::module_& m) {
       .def("requires_grad_", [](nb::handle self, bool on) {
         nb::cast<Tensor&>(self).requires_grad_(on);
         return nb::borrow(self);
-      }, nb::arg("requires_grad") = true)
+      }, nb::arg("requires_grad") = true,
+           "requires_grad_(requires_grad=True): starts (or stops) recording ops on this leaf, in place")
       .def_prop_ro("is_leaf", &Tensor::is_leaf)
       .def_prop_rw("grad",
           [](const Tensor& t) { Tensor g = t.grad(); return g.defined() ? std::optional<Tensor>(g) : std::nullopt; },
@@ -232,7 +233,10 @@ void bind_autograd(nb::module_& m) {
           })
       .def_prop_ro("grad_fn", &Tensor::grad_fn)
       .def("backward", &backward, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = nb::none(),
-           nb::arg("create_graph") = false, nb::call_guard<nb::gil_scoped_release>())
+           nb::arg("create_graph") = false, nb::call_guard<nb::gil_scoped_release>(),
+           "backward(gradient=None, retain_graph=None, create_graph=False): the gradients of this tensor with respect "
+           "to the leaves that require grad, accumulated into their .grad (gradient: dL/dself, needed unless self has "
+           "one element)")
       .def("register_hook", [](nb::handle self, nb::callable fn) {
         register_hook(nb::cast<Tensor&>(self), std::move(fn));
         return nb::borrow(self);
@@ -299,13 +303,14 @@ void bind_autograd(nb::module_& m) {
       .def(nb::init<bool>())
       .def("__enter__", [](GradMode& g) { g.guard.emplace(g.on); })
       .def("__exit__", [](GradMode& g, nb::args) { g.guard.reset(); });
-  m.def("is_grad_enabled", &hg::grad_enabled);
+  m.def("is_grad_enabled", &hg::grad_enabled,
+        "is_grad_enabled(): whether ops are recorded now (False inside hg.no_grad())");
 
   nb::class_<AnomalyGuard>(m, "_AnomalyMode")
       .def(nb::init<bool>())
       .def("__enter__", [](AnomalyGuard& g) { g.guard.emplace(g.on); })
       .def("__exit__", [](AnomalyGuard& g, nb::args) { g.guard.reset(); });
-  m.def("is_anomaly_enabled", &hg::anomaly_enabled);
+  m.def("is_anomaly_enabled", &hg::anomaly_enabled, "is_anomaly_enabled(): whether hg.autograd.detect_anomaly is on");
   m.def("_to_dot", &hg::to_dot, nb::arg("root"));
 
   g_main_thread = std::this_thread::get_id();  // the module is imported on the main thread

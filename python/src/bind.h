@@ -26,7 +26,10 @@ void bind_interop(nb::module_& m);      // interop.cpp: DLPack both ways
 void bind_nn(nb::module_& m);           // nn.cpp: modules, optimizers, the repeated-sequence task, checkpoints
 void bind_page(nb::module_& m);         // page.cpp: the step-through page (to_html) and the live page
 void bind_compare(nb::module_& m);      // compare.cpp: eq ... ge, logic, isnan, any, all, clamp (forms: _compare.py)
-void bind_rearrange(nb::module_& m);    // rearrange.cpp: var, std, flip, roll, tril, ... (their Python forms: _rearrange.py)
+void bind_rearrange(nb::module_& m);
+// messages.cpp: an hg::Error's text as a Python user reads it (Python's spellings of dtypes,
+// devices, guards and flags; a tensor by its shape and dtype; no C++ line unless anomaly mode is on).
+std::string python_message(std::string text);    // rearrange.cpp: var, std, flip, roll, tril, ... (their Python forms: _rearrange.py)
 
 // Tensor's slots for Python's cycle collector (autograd.cpp): the Python hooks a tensor holds.
 int tensor_traverse(PyObject* self, visitproc visit, void* arg);

@@ -45,8 +45,11 @@ hg::Device device_named(const std::string& name) {
 }
 
 void bind_dtypes(nb::module_& m) {
-  // Every hg::Error a call throws reaches Python as hg.Error, a RuntimeError, with the same text.
+  // Every hg::Error a call throws reaches Python as hg.Error, a RuntimeError, its text rewritten
+  // in Python's spellings (messages.cpp).
   nb::exception<hg::Error> error(m, "Error", PyExc_RuntimeError);
+  error.attr("__doc__") = "What the library refuses (a shape, a dtype, a freed graph...): a RuntimeError whose text "
+                          "names the op, the shapes and what to do";
   // A dim or an index out of range (hg::IndexError) is hg.IndexError: an hg.Error and also
   // Python's IndexError, the class PyTorch raises there, so `except IndexError` works on both.
   nb::dict members;
@@ -56,15 +59,19 @@ void bind_dtypes(nb::module_& m) {
       "IndexError", nb::make_tuple(error, nb::handle(PyExc_IndexError)), members);
   m.attr("IndexError") = index_error;
   static PyObject* index_error_type = index_error.release().ptr();  // lives as long as the module
+  static PyObject* error_type = error.ptr();                         // as does hg.Error
+  // Every message in the language the learner typed (python_message, the one translation point).
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const hg::IndexError& e) {
-      PyErr_SetString(index_error_type, e.what());
+      PyErr_SetString(index_error_type, python_message(e.what()).c_str());
+    } catch (const hg::Error& e) {
+      PyErr_SetString(error_type, python_message(e.what()).c_str());
     }
   });
 
-  nb::enum_<hg::DType>(m, "dtype")
+  nb::enum_<hg::DType>(m, "dtype", "A tensor's element type: hg.float32, hg.float64, hg.int64 or hg.bool")
       .value("float32", hg::DType::f32)
       .value("float64", hg::DType::f64)
       .value("int64", hg::DType::i64)
@@ -80,14 +87,17 @@ void bind_dtypes(nb::module_& m) {
       .def("manual_seed", [](hg::Generator& g, uint64_t seed) -> hg::Generator& {
              g = hg::Generator(seed);
              return g;
-           }, nb::arg("seed"), nb::rv_policy::reference)
-      .def("normal", [](hg::Generator& g) { return g.normal(); })
-      .def("uniform", [](hg::Generator& g) { return g.uniform(); });
+           }, nb::arg("seed"), nb::rv_policy::reference,
+           "manual_seed(seed): restarts the generator's sequence from seed; returns the generator")
+      .def("normal", [](hg::Generator& g) { return g.normal(); },
+           "normal(): the next draw from the standard normal distribution")
+      .def("uniform", [](hg::Generator& g) { return g.uniform(); },
+           "uniform(): the next draw from the uniform distribution on [0, 1)");
 
   m.def("cuda_is_available", [] {
     const hg::CudaBackend* cuda = hg::cuda_backend();
     return cuda != nullptr && cuda->device_available();
-  });
+  }, "cuda_is_available(): whether this build has the CUDA backend and a GPU it can use");
 }
 
 }  // namespace hgpy

@@ -6,16 +6,10 @@ import numbers
 
 import numpy as np
 
-from .. import _C
-from .. import _require_tensor
+from .. import _C, _args
 from .._args import dtype_name
 
 _OP = "hg.nn.functional.scaled_dot_product_attention"
-
-
-def _hg():
-    import handgrad
-    return handgrad
 
 
 def _repeat_heads(query, key, value):
@@ -45,7 +39,7 @@ def _check(query, key, value, attn_mask, scale):
         if t.dim() < 2:
             raise ValueError(f"{_OP}: {name} {tuple(t.shape)} must have at least 2 dimensions (..., length, "
                              "features)")
-        if t.dtype not in (_hg().float32, _hg().float64) or t.dtype != query.dtype:
+        if t.dtype not in (_args.hg().float32, _args.hg().float64) or t.dtype != query.dtype:
             raise TypeError(f"{_OP}: query, key and value must be float tensors of one dtype, got "
                             f"{dtype_name(query.dtype)}, {dtype_name(key.dtype)} and {dtype_name(value.dtype)}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
@@ -58,8 +52,8 @@ def _check(query, key, value, attn_mask, scale):
         raise ValueError(f"{_OP}: the batch dimensions of query {tuple(query.shape)}, key {tuple(key.shape)} and "
                          f"value {tuple(value.shape)} do not broadcast") from None
     if attn_mask is not None:
-        _require_tensor(attn_mask, _OP, "attn_mask")
-        if attn_mask.dtype != _hg().bool and attn_mask.dtype != query.dtype:
+        _args.tensor(_OP, attn_mask, "attn_mask")
+        if attn_mask.dtype != _args.hg().bool and attn_mask.dtype != query.dtype:
             raise TypeError(f"{_OP}: attn_mask must be boolean (True = may attend) or additive with the query's "
                             f"dtype {dtype_name(query.dtype)}, got {dtype_name(attn_mask.dtype)}; convert it with "
                             ".to(dtype)")
@@ -83,7 +77,7 @@ def _check(query, key, value, attn_mask, scale):
 def _with_dropout(query, key, value, attn_mask, dropout_p, is_causal, scale):
     """softmax(Q Kᵀ · scale + mask), dropped out, times V: recorded ops (the tape differentiates
     them). A masked score is −inf, so a query that sees no key has weights 0 (the fused op's rule)."""
-    hg = _hg()
+    hg = _args.hg()
     from .functional import dropout
     scale = _check(query, key, value, attn_mask, scale)
     scores = (query @ key.transpose(-2, -1)) * scale
@@ -116,9 +110,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     A query that sees no key gets zeros, as PyTorch's. Without dropout it is the library's fused op
     (hg.nn.functional.attention, its hand-written backward); with dropout, a composition of recorded
     ops."""
-    _require_tensor(query, _OP, "query")
-    _require_tensor(key, _OP, "key")
-    _require_tensor(value, _OP, "value")
+    _args.tensor(_OP, query, "query")
+    _args.tensor(_OP, key, "key")
+    _args.tensor(_OP, value, "value")
     if isinstance(dropout_p, bool) or not isinstance(dropout_p, numbers.Real) or not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{_OP}: dropout_p must be a probability in [0, 1], got {dropout_p!r}")
     if enable_gqa:

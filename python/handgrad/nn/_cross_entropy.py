@@ -5,24 +5,18 @@ other than the fused mean is a composition of recorded ops, so the tape differen
 target too, for probability targets)."""
 import numbers
 
-from .. import _C
-from .. import _require_tensor
+from .. import _C, _args
 from .._args import dtype_name
 from ._losses import _reduction, nll_loss
 
 _OP = "hg.nn.functional.cross_entropy"
 
 
-def _hg():
-    import handgrad
-    return handgrad
-
-
 def _class_weight(weight, input, classes):
     """weight checked to hold one number per class, in the input's dtype; None stays None."""
     if weight is None:
         return None
-    _require_tensor(weight, _OP, "weight")
+    _args.tensor(_OP, weight, "weight")
     if tuple(weight.shape) != (classes,):
         raise ValueError(f"{_OP}: weight {tuple(weight.shape)} must hold one number per class: shape ({classes},) "
                          f"for input {tuple(input.shape)} (classes at dimension {0 if input.dim() == 1 else 1})")
@@ -60,8 +54,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     PyTorch. The plain case (class indices, no weight, no smoothing, 'mean') is the library's
     fused op; the rest are compositions of recorded ops, differentiable to any order."""
     reduction = _reduction(reduction, size_average, reduce, "cross_entropy")
-    _require_tensor(input, _OP)
-    _require_tensor(target, _OP, "target")
+    _args.tensor(_OP, input)
+    _args.tensor(_OP, target, "target")
     if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, numbers.Real):
         raise TypeError(f"{_OP}: label_smoothing must be a number in [0, 1], got {label_smoothing!r}")
     if label_smoothing > 1.0:
@@ -75,10 +69,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     weight = _class_weight(weight, input, classes)
     if tuple(target.shape) == tuple(input.shape):
         return _probabilities(input, target, weight, ignore_index, reduction, label_smoothing, classes)
-    if target.dtype != _hg().int64:
+    if target.dtype != _args.hg().int64:
         raise TypeError(f"{_OP}: target {tuple(target.shape)} {dtype_name(target.dtype)} must be int64 class indices "
                         f"of shape {_class_target_shape(input)}, or class probabilities of the input's shape "
                         f"{tuple(input.shape)}")
+    if tuple(target.shape) != _class_target_shape(input):
+        raise _C.Error(f"{_OP}: target {tuple(target.shape)} does not fit input {tuple(input.shape)}: class indices "
+                         f"have the input's shape without its class dimension "
+                         f"({'dimension 1' if input.dim() >= 2 else 'its only dimension'}, of size {classes}), "
+                         f"{_class_target_shape(input)}")
     if label_smoothing > 0.0:
         return _smoothed(input, target, weight, ignore_index, reduction, label_smoothing, classes)
     if weight is None and reduction == "mean":  # the library's fused op takes the classes last
@@ -95,7 +94,7 @@ def _class_target_shape(input):
 
 def _probabilities(input, target, weight, ignore_index, reduction, label_smoothing, classes):
     """−Σ_c w_c t_c log_softmax(x)_c per position, reduced (PyTorch's mean: over the positions)."""
-    if target.dtype not in (_hg().float32, _hg().float64):
+    if target.dtype not in (_args.hg().float32, _args.hg().float64):
         raise TypeError(f"{_OP}: a target of the input's shape {tuple(input.shape)} holds class probabilities and "
                         f"must be a float tensor, got {dtype_name(target.dtype)}; class indices are int64 of shape "
                         f"{_class_target_shape(input)}")
@@ -123,7 +122,7 @@ def _probabilities(input, target, weight, ignore_index, reduction, label_smoothi
 
 def _smoothed(input, target, weight, ignore_index, reduction, label_smoothing, classes):
     """(1 − ε) nll + ε / C · smooth, smooth = −Σ_c w_c log_softmax(x)_c at each kept position."""
-    hg = _hg()
+    hg = _args.hg()
     class_dim = 0 if input.dim() == 1 else 1
     log_p = _C.log_softmax(input, class_dim)
     nll = nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)  # checks target too

@@ -5,16 +5,10 @@ import numbers
 
 import numpy as np
 
-from .. import _C
-from .. import _require_tensor
+from .. import _C, _args
 from .._args import dtype_name
 
 _OP = "hg.nn.functional.embedding"
-
-
-def _hg():
-    import handgrad
-    return handgrad
 
 
 def _padding_row(padding_idx, rows):
@@ -30,7 +24,7 @@ def _padding_row(padding_idx, rows):
 def _renorm_(weight, input, max_norm, norm_type):
     """PyTorch's embedding_renorm_: each distinct row that input picks whose norm_type-norm exceeds
     max_norm is scaled, in place and unrecorded, by max_norm / (norm + 1e-7)."""
-    hg = _hg()
+    hg = _args.hg()
     for name, v in (("max_norm", max_norm), ("norm_type", norm_type)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise TypeError(f"{_OP}: {name} must be a number, got {v!r}")
@@ -68,12 +62,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
       that row. This and padding_idx change the gradient on purpose (it is then no longer the
       derivative); the forward stays the plain lookup.
     - sparse: False only; handgrad's gradients are dense."""
-    _require_tensor(input, _OP)
-    _require_tensor(weight, _OP, "weight")
+    _args.tensor(_OP, input)
+    _args.tensor(_OP, weight, "weight")
     if sparse:
         raise ValueError(f"{_OP}: sparse=True (a sparse gradient for weight) is not implemented, handgrad's "
                          "gradients are dense; use sparse=False")
-    if input.dtype != _hg().int64:
+    if input.dtype != _args.hg().int64:
         raise TypeError(f"{_OP}: input must be int64 row indices, got {dtype_name(input.dtype)}; convert with "
                         ".to(hg.int64)")
     if weight.dim() != 2:
@@ -85,7 +79,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     out = _C.functional.embedding(weight, input)
     if not out.requires_grad:
         return out
-    hg = _hg()
+    hg = _args.hg()
     if padding_idx is not None:  # the positions that read the padding row pass no gradient
         out = hg.where((input == padding_idx).unsqueeze(-1), out.detach(), out)
     if scale_grad_by_freq:

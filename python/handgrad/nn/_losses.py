@@ -3,20 +3,13 @@ so the tape differentiates it. hg.nn.functional imports them; cross_entropy (ove
 fused op and nll_loss) is in _cross_entropy.py."""
 import warnings
 
-from .. import _C
-from .. import _require_tensor
-
-
-def _hg():
-    import handgrad
-    return handgrad
+from .. import _C, _args
 
 
 # ---- Losses. reduction: 'mean' (the default), 'sum' or 'none' (each element's loss).
 
 def _reduction(reduction, size_average, reduce, op, allowed=("mean", "sum", "none")):
     if size_average is not None or reduce is not None:  # PyTorch's legacy arguments and their rule
-        import warnings
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else "mean" if size_average else "sum"
@@ -51,8 +44,8 @@ def _broadcast_shape(a, b, op, a_name="input", b_name="target"):
 def _pair(input, target, op, same_shape=False):
     """Both tensors, of one dtype (the library does not promote float32 with float64); their
     broadcast shape. same_shape: PyTorch refuses different sizes here (it only warns elsewhere)."""
-    _require_tensor(input, f"hg.nn.functional.{op}")
-    _require_tensor(target, f"hg.nn.functional.{op}", "target")
+    _args.tensor(f"hg.nn.functional.{op}", input)
+    _args.tensor(f"hg.nn.functional.{op}", target, "target")
     if input.dtype != target.dtype:
         raise TypeError(f"hg.nn.functional.{op}: input is {input.dtype} but target is {target.dtype}; convert one "
                         "with .to(dtype)")
@@ -60,7 +53,6 @@ def _pair(input, target, op, same_shape=False):
         if same_shape:
             raise ValueError(f"hg.nn.functional.{op}: target {tuple(target.shape)} must have the input's size "
                              f"{tuple(input.shape)}")
-        import warnings
         shape = _broadcast_shape(input, target, op)
         warnings.warn(f"hg.nn.functional.{op}: target {tuple(target.shape)} differs from input "
                       f"{tuple(input.shape)}; they are broadcast to {tuple(shape)}, which is likely a mistake",
@@ -70,7 +62,7 @@ def _pair(input, target, op, same_shape=False):
 def _weight(weight, input, op):
     if weight is None:
         return None
-    _require_tensor(weight, f"hg.nn.functional.{op}", "weight")
+    _args.tensor(f"hg.nn.functional.{op}", weight, "weight")
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError(f"hg.nn.functional.{op}: weight {tuple(weight.shape)} must have the input's size "
                          f"{tuple(input.shape)}")
@@ -131,9 +123,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     (PyTorch: NaN). nll_loss(log_softmax(x, 1), y) is cross_entropy(x, y)."""
     op = "hg.nn.functional.nll_loss"
     reduction = _reduction(reduction, size_average, reduce, "nll_loss")
-    _require_tensor(input, op)
-    _require_tensor(target, op, "target")
-    hg = _hg()
+    _args.tensor(op, input)
+    _args.tensor(op, target, "target")
+    hg = _args.hg()
     if target.dtype != hg.int64:
         raise TypeError(f"{op}: target must be int64 class indices, got {target.dtype}")
     expected = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.dim() >= 2 else ()
@@ -154,7 +146,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if weight is None:
         weights = keep.to(input.dtype)
     else:
-        _require_tensor(weight, op, "weight")
+        _args.tensor(op, weight, "weight")
         if tuple(weight.shape) != (classes,):
             raise ValueError(f"{op}: weight {tuple(weight.shape)} must hold one number per class ({classes})")
         weights = hg.where(keep, weight[safe], 0.0)
@@ -178,7 +170,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if values.size and not ((values >= 0) & (values <= 1)).all():
         raise ValueError(f"hg.nn.functional.{op}: every input must be a probability in [0, 1]")
     if weight is not None:
-        _require_tensor(weight, f"hg.nn.functional.{op}", "weight")
+        _args.tensor(f"hg.nn.functional.{op}", weight, "weight")
         _broadcast_shape(weight, input, op, "weight", "input")
     from .. import clamp, log, where
 
@@ -203,11 +195,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if pos_weight is None:
         losses = (1.0 - target) * input + _C.functional.softplus(-input)
     else:
-        _require_tensor(pos_weight, f"hg.nn.functional.{op}", "pos_weight")
+        _args.tensor(f"hg.nn.functional.{op}", pos_weight, "pos_weight")
         _broadcast_shape(pos_weight, input, op, "pos_weight", "input")
         losses = (1.0 - target) * input + ((pos_weight - 1.0) * target + 1.0) * _C.functional.softplus(-input)
     if weight is not None:
-        _require_tensor(weight, f"hg.nn.functional.{op}", "weight")
+        _args.tensor(f"hg.nn.functional.{op}", weight, "weight")
         _broadcast_shape(weight, input, op, "weight", "input")
         losses = losses * weight
     return _reduce(losses, reduction)

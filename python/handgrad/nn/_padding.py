@@ -7,8 +7,7 @@ import operator
 
 import numpy as np
 
-from .. import _C
-from .. import _require_tensor
+from .. import _C, _args
 
 _OP = "hg.nn.functional.pad"
 _MODES = ("constant", "reflect", "replicate", "circular")
@@ -21,7 +20,7 @@ def pad(input, pad, mode="constant", value=None):
     each amount below that dim's size), 'replicate' repeats the edge entry, 'circular' wraps round
     (each amount at most the size left after cropping); these three pad the last 1, 2 or 3 dims of a
     (batch, channels, ...) input or a (channels, ...) one, as PyTorch's."""
-    _require_tensor(input, _OP)
+    _args.tensor(_OP, input)
     if mode not in _MODES:
         raise ValueError(f"{_OP}: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     if not isinstance(pad, (list, tuple)) or any(isinstance(a, bool) or not hasattr(a, "__index__") for a in pad):
@@ -41,18 +40,13 @@ def pad(input, pad, mode="constant", value=None):
                                   f"more dims (batch, channels); got {k} pairs for input {tuple(input.shape)}")
     if mode != "circular":
         _check_sizes(input, k, mode)
-    hg = _hg()
+    hg = _args.hg()
     output = input
     for i, (before, after) in enumerate(pairs):
         d = input.dim() - 1 - i
         positions = _positions(mode, input.shape[d], before, after, d, input)
         output = hg.index_select(output, d, hg.tensor(positions).to(input.device))
     return output
-
-
-def _hg():
-    import handgrad
-    return handgrad
 
 
 def _check_sizes(input, k, mode):
@@ -96,7 +90,7 @@ def _constant(input, pairs, value):
     fill = 0 if value is None else value
     if isinstance(fill, str) or not isinstance(fill, (int, float)):
         raise TypeError(f"{_OP}: value must be a number, got {value!r}")
-    hg = _hg()
+    hg = _args.hg()
     output = input
     for i, (before, after) in enumerate(pairs):
         d = input.dim() - 1 - i

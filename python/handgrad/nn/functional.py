@@ -1,8 +1,7 @@
 """hg.nn.functional: PyTorch's functional names over the library's ops."""
-import numbers
+import numbers as _numbers
 
-from .. import _C, _forms
-from .. import _require_tensor
+from .. import _C, _args, _forms
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attention", "relu", "tanh", "sigmoid", "silu",
            "attention", "attention_qkv", "attention_trace", "softmax_jacobian", "embedding", "rope", "gelu", "softplus",
@@ -10,11 +9,6 @@ __all__ = ["softmax", "log_softmax", "cross_entropy", "scaled_dot_product_attent
            "relu6", "softsign", "logsigmoid", "mish", "normalize", "cosine_similarity", "pad", "mse_loss", "l1_loss",
            "smooth_l1_loss", "huber_loss", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "kl_div", "softmin", "glu", "hardswish", "hardsigmoid", "threshold"]
-
-
-def _hg():
-    import handgrad
-    return handgrad
 
 
 def _implicit_dim(op, input, dim, stacklevel):
@@ -30,13 +24,13 @@ def _implicit_dim(op, input, dim, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x - max) / sum exp(x - max) along dim, x cast to dtype first when given; a row of -inf
     gives zeros (PyTorch: NaN)."""
-    _require_tensor(input, "hg.nn.functional.softmax")
+    _args.tensor("hg.nn.functional.softmax", input)
     return _forms.softmax(input, _implicit_dim("softmax", input, dim, _stacklevel), dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - max - log sum exp(x - max) along dim, x cast to dtype first when given."""
-    _require_tensor(input, "hg.nn.functional.log_softmax")
+    _args.tensor("hg.nn.functional.log_softmax", input)
     return _forms.log_softmax(input, _implicit_dim("log_softmax", input, dim, _stacklevel), dtype)
 
 
@@ -110,9 +104,9 @@ def gelu(input, approximate="none"):
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + e^(βx)) / β, computed without overflow, and x itself where βx > threshold (PyTorch's
     rule: the gradient there is 1)."""
-    _require_tensor(input, "hg.nn.functional.softplus")
+    _args.tensor("hg.nn.functional.softplus", input)
     for name, v in (("beta", beta), ("threshold", threshold)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
             raise TypeError(f"hg.nn.functional.softplus: {name} must be a number, got {v!r}")
     scaled = input if beta == 1 else input * beta
     smooth = _C.functional.softplus(scaled) if beta == 1 else _C.functional.softplus(scaled) / beta
@@ -133,14 +127,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x − μ) / √(σ² + eps) ∘ weight + bias, with μ and the biased variance σ² over the trailing
     dims that normalized_shape names; one op whose backward is derived by hand
     (dx = (g − mean(g) − x̂ ∘ mean(g ∘ x̂)) / σ with g = dy ∘ γ)."""
-    _require_tensor(input, "hg.nn.functional.layer_norm")
+    _args.tensor("hg.nn.functional.layer_norm", input)
     return _C.functional.layer_norm(input, _normalized_shape(normalized_shape, "layer_norm"), weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / √(mean(x²) + eps) ∘ weight over the trailing dims that normalized_shape names; eps None
     is the machine epsilon of the input's dtype, as PyTorch's."""
-    _require_tensor(input, "hg.nn.functional.rms_norm")
+    _args.tensor("hg.nn.functional.rms_norm", input)
     return _C.functional.rms_norm(input, _normalized_shape(normalized_shape, "rms_norm"), weight, eps)
 
 
@@ -148,7 +142,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """Each entry zeroed with probability p and the rest scaled by 1/(1 − p), so the expectation is
     unchanged; the mask is drawn from hg.manual_seed's generator (hg.rand). The input itself when
     not training or at p = 0."""
-    _require_tensor(input, "hg.nn.functional.dropout")
+    _args.tensor("hg.nn.functional.dropout", input)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be a probability in [0, 1], got {p}")
     if inplace:
@@ -165,7 +159,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 def one_hot(tensor, num_classes=-1):
     """int64 indices (...) to int64 rows (..., num_classes) with a 1 at each index; num_classes −1
     is the largest index + 1."""
-    _require_tensor(tensor, "hg.nn.functional.one_hot", "tensor")
+    _args.tensor("hg.nn.functional.one_hot", tensor, "tensor")
     from .. import arange, int64
     if tensor.dtype != int64:
         raise TypeError(f"one_hot: the indices must be int64, got {tensor.dtype}")
@@ -188,15 +182,15 @@ def _no_inplace(inplace, op):
 
 def linear(input, weight, bias=None):
     """input @ weightᵀ + bias: input (..., in), weight (out, in) or (in), bias (out) or None."""
-    _require_tensor(input, "hg.nn.functional.linear")
-    _require_tensor(weight, "hg.nn.functional.linear", "weight")
+    _args.tensor("hg.nn.functional.linear", input)
+    _args.tensor("hg.nn.functional.linear", weight, "weight")
     if input.dim() == 0 or weight.dim() not in (1, 2) or input.shape[-1] != weight.shape[-1]:
         raise ValueError(f"hg.nn.functional.linear: input {tuple(input.shape)} and weight {tuple(weight.shape)} do "
                          "not fit: weight must be (out_features, in_features) or (in_features) with in_features "
                          "the input's last size")
     output = input @ (weight.T if weight.dim() == 2 else weight)
     if bias is not None:
-        _require_tensor(bias, "hg.nn.functional.linear", "bias")
+        _args.tensor("hg.nn.functional.linear", bias, "bias")
         if tuple(_broadcast_shape(bias, output, "linear", "bias", "output")) != tuple(output.shape):
             raise ValueError(f"hg.nn.functional.linear: bias {tuple(bias.shape)} does not broadcast to the output "
                              f"{tuple(output.shape)}")
@@ -208,7 +202,7 @@ def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, α (eˣ − 1) otherwise (gradient α at 0, as PyTorch's). The exponential reads 0
     where x > 0, so a large x, whose branch is not taken, cannot send inf · 0 = NaN into the
     gradient."""
-    _require_tensor(input, "hg.nn.functional.elu")
+    _args.tensor("hg.nn.functional.elu", input)
     _no_inplace(inplace, "elu")
     from .. import expm1, where
     return where(input > 0, input, expm1(where(input > 0, 0.0, input)) * alpha)
@@ -216,7 +210,7 @@ def elu(input, alpha=1.0, inplace=False):
 
 def celu(input, alpha=1.0, inplace=False):
     """x for x > 0, α (e^(x/α) − 1) otherwise (elu with the exponent scaled, C¹ at 0)."""
-    _require_tensor(input, "hg.nn.functional.celu")
+    _args.tensor("hg.nn.functional.celu", input)
     _no_inplace(inplace, "celu")
     if alpha == 0:
         raise ValueError("hg.nn.functional.celu: alpha must not be 0 (the exponent is x / alpha)")
@@ -230,14 +224,14 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace=False):
     """scale · elu(x, α) with PyTorch's constants α ≈ 1.6733, scale ≈ 1.0507 (self-normalizing)."""
-    _require_tensor(input, "hg.nn.functional.selu")
+    _args.tensor("hg.nn.functional.selu", input)
     _no_inplace(inplace, "selu")
     return elu(input, _SELU_ALPHA) * _SELU_SCALE
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, negative_slope · x otherwise."""
-    _require_tensor(input, "hg.nn.functional.leaky_relu")
+    _args.tensor("hg.nn.functional.leaky_relu", input)
     _no_inplace(inplace, "leaky_relu")
     from .. import where
     return where(input > 0, input, input * negative_slope)
@@ -246,7 +240,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clipped to [min_val, max_val]; as in PyTorch the gradient is 0 at the bounds themselves
     (clamp passes it there), so the bounds are written with where."""
-    _require_tensor(input, "hg.nn.functional.hardtanh")
+    _args.tensor("hg.nn.functional.hardtanh", input)
     _no_inplace(inplace, "hardtanh")
     if min_val > max_val:
         raise ValueError(f"hg.nn.functional.hardtanh: min_val ({min_val}) must not be greater than max_val "
@@ -257,27 +251,27 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def relu6(input, inplace=False):
     """min(max(x, 0), 6): hardtanh(x, 0, 6)."""
-    _require_tensor(input, "hg.nn.functional.relu6")
+    _args.tensor("hg.nn.functional.relu6", input)
     _no_inplace(inplace, "relu6")
     return hardtanh(input, 0.0, 6.0)
 
 
 def softsign(input):
     """x / (1 + |x|)."""
-    _require_tensor(input, "hg.nn.functional.softsign")
+    _args.tensor("hg.nn.functional.softsign", input)
     return input / (abs(input) + 1.0)
 
 
 def logsigmoid(input):
     """log σ(x) = −softplus(−x), finite for every x (log of the sigmoid would give −inf below −104
     in float32)."""
-    _require_tensor(input, "hg.nn.functional.logsigmoid")
+    _args.tensor("hg.nn.functional.logsigmoid", input)
     return -_C.functional.softplus(-input)
 
 
 def mish(input, inplace=False):
     """x · tanh(softplus(x))."""
-    _require_tensor(input, "hg.nn.functional.mish")
+    _args.tensor("hg.nn.functional.mish", input)
     _no_inplace(inplace, "mish")
     return input * _C.tanh(_C.functional.softplus(input))
 
@@ -292,7 +286,7 @@ def _check_dim(x, dim, op):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """x / max(‖x‖_p, eps) along dim: each slice scaled to unit p-norm (a zero slice stays zero)."""
-    _require_tensor(input, "hg.nn.functional.normalize")
+    _args.tensor("hg.nn.functional.normalize", input)
     _check_dim(input, dim, "normalize")
     if isinstance(p, (str, bool)) or not isinstance(p, (int, float)):
         raise TypeError(f"hg.nn.functional.normalize: p must be a number (inf included), got {p!r}")
@@ -305,8 +299,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Σ (x1 / max(‖x1‖, eps)) (x2 / max(‖x2‖, eps)) along dim, after broadcasting x1 and x2. As in
     PyTorch the eps bound is applied outside the tape: the gradient is that of the unclamped norm."""
-    _require_tensor(x1, "hg.nn.functional.cosine_similarity", "x1")
-    _require_tensor(x2, "hg.nn.functional.cosine_similarity", "x2")
+    _args.tensor("hg.nn.functional.cosine_similarity", x1, "x1")
+    _args.tensor("hg.nn.functional.cosine_similarity", x2, "x2")
     shape = _broadcast_shape(x1, x2, "cosine_similarity", "x1", "x2")
     x1, x2 = x1.expand(*shape), x2.expand(*shape)
     _check_dim(x1, dim, "cosine_similarity")

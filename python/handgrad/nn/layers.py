@@ -37,6 +37,7 @@ class LayerNorm(Module):
         self.bias = Parameter(_zeros(self.normalized_shape, dtype)) if elementwise_affine and bias else None
 
     def forward(self, input):
+        """y for input (..., *normalized_shape), as the class says."""
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
@@ -55,6 +56,7 @@ class RMSNorm(Module):
         self.weight = Parameter(_ones(self.normalized_shape, dtype)) if elementwise_affine else None
 
     def forward(self, input):
+        """y for input (..., *normalized_shape), as the class says."""
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
@@ -71,6 +73,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input):
+        """GELU of input, elementwise."""
         return F.gelu(input, self.approximate)
 
     def extra_repr(self):
@@ -86,6 +89,7 @@ class ReLU(Module):
             raise ValueError("ReLU: inplace=True is not implemented")
 
     def forward(self, input):
+        """max(input, 0), elementwise."""
         return F.relu(input)
 
 
@@ -102,6 +106,7 @@ class Dropout(Module):
         self.p = p
 
     def forward(self, input):
+        """input with the dropout mask applied in training mode; input itself in eval mode."""
         return F.dropout(input, self.p, self.training)
 
     def extra_repr(self):
@@ -124,11 +129,13 @@ class Sequential(Module):
             setattr(self, name, m)
 
     def forward(self, input):
+        """input through each module in turn."""
         for m in self._modules.values():
             input = m(input)
         return input
 
     def append(self, module):
+        """module added at the end (named by its position); returns the Sequential."""
         setattr(self, str(len(self._modules)), module)
         return self
 
@@ -155,12 +162,14 @@ class ModuleList(Module):
             self.append(m)
 
     def append(self, module):
+        """module added at the end (named by its position); returns the list."""
         if not isinstance(module, Module):
             raise TypeError(f"ModuleList: {type(module).__name__} is not a Module")
         setattr(self, str(len(self._modules)), module)
         return self
 
     def extend(self, modules):
+        """each of modules appended in turn; returns the list."""
         for m in modules:
             self.append(m)
         return self
@@ -195,6 +204,7 @@ class MLP(Module):
         self.fc2 = Linear(d_hidden, d_model, bias=bias, dtype=dtype, generator=generator)
 
     def forward(self, x):
+        """fc2(activation(fc1(x))), at each position."""
         return self.fc2(self.act(self.fc1(x)))
 
 
@@ -236,6 +246,7 @@ class TransformerBlock(Module):
         self.mlp = MLP(d_model, d_hidden, bias, dtype=dtype, generator=generator)
 
     def forward(self, x):
+        """The two residual updates of the class docstring, applied to x."""
         unbatched = x.dim() == 2
         if unbatched:
             x = x.unsqueeze(0)

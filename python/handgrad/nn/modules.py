@@ -17,7 +17,7 @@ __all__ = ["Module", "Parameter", "Linear", "Embedding", "TinyCharLM"]
 def _default_generator(generator):
     if generator is not None:
         return generator
-    from .. import _default_generator as g  # hg.manual_seed reseeds it, as torch.manual_seed does
+    from .._factories import _default_generator as g  # hg.manual_seed reseeds it, as torch.manual_seed does
     return g
 
 
@@ -61,12 +61,15 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
+        """Registers param as a parameter under name (setattr(self, name, Parameter(param)))."""
         setattr(self, name, Parameter(param))
 
     def forward(self, *args, **kwargs):
+        """The module's computation; a subclass defines it, and calling the module runs it."""
         raise NotImplementedError(f"{type(self).__name__} has no forward(); define one")
 
     def __call__(self, *args, **kwargs):
+        """module(*args) is module.forward(*args)."""
         return self.forward(*args, **kwargs)
 
     # ------------------------------------------------------------ parameters
@@ -83,19 +86,23 @@ class Module:
                 yield from m.named_parameters(dot + name)
 
     def parameters(self, recurse=True):
+        """The parameters (this module's, then its submodules' when recurse), in the order named_parameters gives."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_modules(self, prefix=""):
+        """(name, module) pairs: this module (named prefix) and every module below it, depth first."""
         yield prefix, self
         for name, m in self._modules.items():
             yield from m.named_modules(prefix + "." + name if prefix else name)
 
     def modules(self):
+        """This module and every module below it, depth first."""
         for _, m in self.named_modules():
             yield m
 
     def children(self):
+        """The direct submodules, in the order they were assigned."""
         return iter(self._modules.values())
 
     def zero_grad(self, set_to_none=True):
@@ -115,9 +122,11 @@ class Module:
         return self
 
     def eval(self):
+        """Evaluation mode here and below: train(False)."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
+        """Starts (or stops) every parameter recording gradients; returns the module."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -174,18 +183,23 @@ class Module:
         return self
 
     def cpu(self):
+        """Every parameter moved to the CPU, in place: to('cpu')."""
         return self.to("cpu")
 
     def cuda(self):
+        """Every parameter moved to the GPU, in place: to('cuda')."""
         return self.to("cuda")
 
     def float(self):
+        """Every parameter converted to float32, in place."""
         return self.to(_C.dtype.float32)
 
     def double(self):
+        """Every parameter converted to float64, in place."""
         return self.to(_C.dtype.float64)
 
     def extra_repr(self):
+        """The module's settings as repr() shows them inside its parentheses (a subclass fills it in)."""
         return ""
 
     def __repr__(self):
@@ -214,21 +228,26 @@ class Linear(Module):
 
     @property
     def weight(self):
+        """The weight, (out_features, in_features)."""
         return self._cpp.weight
 
     @property
     def bias(self):
+        """The bias, (out_features,), or None."""
         return self._cpp.bias
 
     @property
     def in_features(self):
+        """The size of each input's last dim."""
         return self.weight.shape[1]
 
     @property
     def out_features(self):
+        """The size of each output's last dim."""
         return self.weight.shape[0]
 
     def forward(self, input):
+        """input @ weight.T + bias, over input's last dim."""
         return self._cpp.forward(input)
 
     def extra_repr(self):
@@ -247,17 +266,21 @@ class Embedding(Module):
 
     @property
     def weight(self):
+        """The table, (num_embeddings, embedding_dim)."""
         return self._cpp.weight
 
     @property
     def num_embeddings(self):
+        """The number of rows (the vocabulary size)."""
         return self.weight.shape[0]
 
     @property
     def embedding_dim(self):
+        """The length of each row."""
         return self.weight.shape[1]
 
     def forward(self, input):
+        """The rows input (int64 indices) picks: weight[input]."""
         return self._cpp.forward(input)
 
     def extra_repr(self):
@@ -295,33 +318,41 @@ class TinyCharLM(Module):
 
     @property
     def vocab_size(self):
+        """The number of tokens."""
         return self._cpp.config.vocab
 
     @property
     def num_hiddens(self):
+        """The width of the residual stream."""
         return self._cpp.config.d
 
     @property
     def num_heads(self):
+        """The attention heads per block."""
         return self._cpp.config.heads
 
     @property
     def num_blks(self):
+        """The number of transformer blocks."""
         return self._cpp.config.blocks
 
     @property
     def token_emb(self):
+        """The token embedding (an hg.nn.Embedding)."""
         return Embedding(0, 0, _cpp=self._cpp.token_emb)
 
     @property
     def pos_emb(self):
+        """The learned position table (pos='learned'; an hg.nn.Embedding), or None for the other schemes."""
         return None if self._cpp.pos_emb is None else Embedding(0, 0, _cpp=self._cpp.pos_emb)
 
     @property
     def blks(self):
+        """The transformer blocks, in order."""
         return [_Block(b) for b in self._cpp.blks]
 
     def forward(self, x):
+        """The logits (batch, length, vocab_size) for token ids x (batch, length)."""
         return self._cpp.forward(x)
 
     def forward_with(self, x, params):
@@ -337,9 +368,11 @@ class TinyCharLM(Module):
         self._cpp.ablate_head(block, head, on)
 
     def clear_ablations(self):
+        """Turns every ablated head back on."""
         self._cpp.clear_ablations()
 
     def is_ablated(self, block, head):
+        """Whether head of block is ablated (its output zeroed)."""
         return self._cpp.is_ablated(block, head)
 
     def extra_repr(self):

@@ -9,6 +9,14 @@ import handgrad as hg
 NOT_OPS = {
     **{f"hg.{n}": "a dtype (hg.float32 ...), not a function" for n in
        ("bool", "double", "float", "float32", "float64", "int64", "long")},
+    **{f"hg.{n}": "one of PyTorch's dtypes that handgrad does not build: a name, refused on use "
+                  "(test_pytorch_names.py)" for n in
+       ("bfloat16", "cdouble", "cfloat", "complex128", "complex64", "float16", "half", "int16", "int32", "int8",
+        "short", "uint8")},
+    "hg.get_default_dtype": "the factories' default float dtype (test_pytorch_names.py, against torch)",
+    "hg.set_default_dtype": "sets the factories' default float dtype (test_pytorch_names.py, against torch)",
+    "hg.save": "writes a tensor or a state dict to a file (test_pytorch_names.py)",
+    "hg.load": "reads what hg.save wrote (test_pytorch_names.py)",
     "hg.cuda_is_available": "a flag: whether this build and machine have CUDA",
     "hg.is_grad_enabled": "a flag: grad mode (test_autograd.py)",
     "hg.manual_seed": "seeds the default generator; the rows of the random factories reseed with it before each "
