@@ -135,9 +135,11 @@ std::string three_token_graph_dot(const ThreeTokenVariant& v, Device device) {
 namespace {
 
 // The page's variants, one per `variants`; `keep` holds each graph's named tensors alive until the
-// page is written (the graph holds them weakly), so the page shows every forward value.
+// page is written (the graph holds them weakly), so the page shows every forward value. The page
+// the command writes draws its graph with Graphviz; the live page lays it out itself, and its
+// reader changes the case by clicking, not by flags.
 std::vector<HtmlVariant> page_variants(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault,
-                                       Device device, bool draw_graph, std::vector<PrimitiveGraph>& keep) {
+                                       Device device, ThreeTokenReader reader, std::vector<PrimitiveGraph>& keep) {
   std::vector<HtmlVariant> pages;
   keep.reserve(variants.size());
   for (const ThreeTokenVariant& v : variants) {
@@ -145,18 +147,20 @@ std::vector<HtmlVariant> page_variants(const std::vector<ThreeTokenVariant>& var
     keep.push_back(primitive_graph(in, v, device, fault));
     PrimitiveGraph& g = keep.back();
     HtmlOptions o;
-    o.draw_graph = draw_graph;
+    o.draw_graph = reader == ThreeTokenReader::terminal;
     o.title = fmt::format("backward of L = {}", v.data.loss_name());
     o.intro = fmt::format("The primitive graph of L = {} ({}), walked by backward from the last tape entry to the first. "
                           "Each outgoing gradient sits beside its float64 central difference.",
                           v.data.loss_name(), v.name());
-    o.intro += fmt::format(" In this case {}.", three_token_mask_effect(v, device));
+    o.intro += fmt::format(" In this case {}.", three_token_mask_effect(v, device, reader));
     if (fault != ThreeTokenFault::none)
       o.intro += fmt::format(" Broken on purpose: {}. The checks turn red at that step and at every step after it "
                              "that depends on it: what gradcheck exists to catch.",
                              fault_description(fault));
-    for (const auto& [id, n] : g.names)
+    for (const auto& [id, n] : g.names) {
       if (!n.rule.empty()) o.rules[n.label] = n.rule;
+      if (!n.broken_rule.empty()) o.broken_rules[n.label] = n.broken_rule;
+    }
     // Central differences through any named tensor: rebuild the (correct) graph with it replaced.
     o.recompute = [v, device](const std::string& name, const Tensor& value) {
       NoGradGuard ng;
@@ -182,13 +186,13 @@ std::vector<HtmlVariant> page_variants(const std::vector<ThreeTokenVariant>& var
 
 std::string three_token_html(const std::vector<ThreeTokenVariant>& variants, ThreeTokenFault fault, Device device) {
   std::vector<PrimitiveGraph> keep;
-  const std::vector<HtmlVariant> pages = page_variants(variants, fault, device, true, keep);
+  const std::vector<HtmlVariant> pages = page_variants(variants, fault, device, ThreeTokenReader::terminal, keep);
   return to_html(pages, fmt::format("three tokens: the backward of L = {}, step by step", variants.at(0).data.loss_name()));
 }
 
 nlohmann::json three_token_page_data(const ThreeTokenVariant& variant, ThreeTokenFault fault, Device device) {
   std::vector<PrimitiveGraph> keep;
-  return page_data(page_variants({variant}, fault, device, false, keep));
+  return page_data(page_variants({variant}, fault, device, ThreeTokenReader::live_page, keep));
 }
 
 }  // namespace hg::lab

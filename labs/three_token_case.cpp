@@ -23,9 +23,14 @@ std::string subscript(int64_t n) {
 
 }  // namespace
 
+bool ThreeTokenData::inputs_are_text() const {
+  const ThreeTokenData text;  // the shapes too: (2, 3) matrices can hold the same six numbers
+  return T == text.T && d_k == text.d_k && d_v == text.d_v && Q == text.Q && K == text.K && V == text.V;
+}
+
 bool ThreeTokenData::is_text() const {
   const ThreeTokenData text;
-  return Q == text.Q && K == text.K && V == text.V && row == text.row && col == text.col;
+  return inputs_are_text() && row == text.row && col == text.col;
 }
 
 std::string ThreeTokenData::loss_name() const { return fmt::format("o{},{}", subscript(row + 1), subscript(col + 1)); }
@@ -216,20 +221,29 @@ double Ways::max_diff() const {
   return m;
 }
 
-std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device) {
+std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device, ThreeTokenReader reader) {
   ThreeTokenVariant other = v;
   other.causal = !v.causal;
   const AttentionTrace a = three_token_trace(v, device), b = three_token_trace(other, device);
   const double moved =
       std::max({max_abs_diff(a.dQ, b.dQ), max_abs_diff(a.dK, b.dK), max_abs_diff(a.dV, b.dV)});
   const ThreeTokenData& d = v.data;
-  if (moved < 1e-12)
+  if (moved < 1e-12) {
+    if (d.row != d.T - 1 || d.T < 2)
+      return fmt::format("the mask changes nothing in this backward (|dQ, dK, dV with − without| = {:.1e}): L = {} is "
+                         "in row {}, and the keys the mask hides from that row carry no weight here",
+                         moved, d.loss_name(), d.row + 1);
+    // The row above the last is one the mask reaches: it hides the last key from it.
+    ThreeTokenData reached = d;
+    reached.row = d.T - 2;
+    reached.col = 0;
+    const std::string how = reader == ThreeTokenReader::live_page
+                                ? fmt::format("click {} in O to make it L: a row the mask reaches", reached.loss_name())
+                                : fmt::format("--loss o{}1 puts L in a row the mask reaches", d.T - 1);
     return fmt::format("the mask changes nothing in this backward (|dQ, dK, dV with − without| = {:.1e}): L = {} is in "
-                       "row {}, {}",
-                       moved, d.loss_name(), d.row + 1,
-                       d.row == d.T - 1 ? "the last query, which sees every key with or without the mask; "
-                                          "--loss o21 puts L in a row the mask reaches"
-                                        : "and the keys the mask hides from that row carry no weight here");
+                       "row {}, the last query, which sees every key with or without the mask; {}",
+                       moved, d.loss_name(), d.row + 1, how);
+  }
   return fmt::format("the mask changes this backward (largest change in dQ, dK, dV: {:.3f}): row {} sees keys 1 to {} "
                      "under the mask, all {} without it",
                      moved, d.row + 1, d.row + 1, d.T);
@@ -298,27 +312,36 @@ Tensor scale_forgotten(const Tensor& x, double c) {
 PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVariant& v, Device device,
                                ThreeTokenFault fault, const Replacement& swap) {
   PrimitiveGraph g;
-  auto name = [&](Tensor t, const std::string& label, const std::string& rule) {
+  // `broken`: the step's rule as the fault computes it, when the fault is built into this step.
+  auto name = [&](Tensor t, const std::string& label, const std::string& rule, const std::string& broken = "") {
     if (label == swap.name) t = swap.value.to(device);  // for central differences through this tensor
     t.set_name(label);
-    g.names[t.id()] = {label, rule};
+    g.names[t.id()] = {label, rule, broken};
     g.named.push_back(t);
     return t;
   };
   Tensor Q = in.Q, K = in.K, V = in.V;
   for (Tensor* t : {&Q, &K, &V})
     if (t->name() == swap.name) *t = swap.value.to(device).set_name(swap.name);
-  for (const Tensor& t : {Q, K, V}) g.names[t.id()] = {t.name(), ""};
+  for (const Tensor& t : {Q, K, V}) g.names[t.id()] = {t.name(), "", ""};
   const std::string scores_name = v.scores_name(), scaled_name = v.scaled_name();
   const ThreeTokenData& d = v.data;
 
   Tensor Kt = name(K.transpose(0, 1), "Kᵀ", "Kᵀ is K read transposed  →  dK = (d(Kᵀ))ᵀ");
-  Tensor x = name(fault == ThreeTokenFault::dK ? matmul_faulty(Q, Kt, true) : matmul(Q, Kt), scores_name,
-                  fmt::format("{0} = Q Kᵀ  →  dQ = d({0}) K,  d(Kᵀ) = Qᵀ d({0})", scores_name));  // (T, T)
+  const bool bad_dK = fault == ThreeTokenFault::dK;
+  Tensor x = name(bad_dK ? matmul_faulty(Q, Kt, true) : matmul(Q, Kt), scores_name,
+                  fmt::format("{0} = Q Kᵀ  →  dQ = d({0}) K,  d(Kᵀ) = Qᵀ d({0})", scores_name),
+                  bad_dK ? fmt::format("{0} = Q Kᵀ  →  dQ = d({0}) K,  d(Kᵀ) = Qᵀ d({0})ᵀ: so dK = d({0}) Q, "
+                                       "without the transpose",
+                                       scores_name)
+                         : "");  // (T, T)
   if (v.scaled) {
     const double c = 1.0 / std::sqrt(static_cast<double>(d.d_k));
-    x = name(fault == ThreeTokenFault::scale ? scale_forgotten(x, c) : mul(x, c), scaled_name,
-             fmt::format("{} = QKᵀ · (1/√d_k)  →  d(QKᵀ) = d({}) / √d_k", scaled_name, scaled_name));
+    const bool bad_scale = fault == ThreeTokenFault::scale;
+    x = name(bad_scale ? scale_forgotten(x, c) : mul(x, c), scaled_name,
+             fmt::format("{} = QKᵀ · (1/√d_k)  →  d(QKᵀ) = d({}) / √d_k", scaled_name, scaled_name),
+             bad_scale ? fmt::format("{0} = QKᵀ · (1/√d_k)  →  d(QKᵀ) = d({0}): the 1/√d_k forgotten", scaled_name)
+                       : "");
   }
   if (v.causal) {
     std::vector<bool> future;  // true above the diagonal: key j > query i
@@ -327,15 +350,17 @@ PrimitiveGraph primitive_graph(const ThreeTokenInputs& in, const ThreeTokenVaria
     const std::string unmasked = x.name();
     Tensor mask = bool_tensor(future, {d.T, d.T}).to(device);
     mask.set_name("future");
-    g.names[mask.id()] = {"future", ""};
+    g.names[mask.id()] = {"future", "", ""};
     x = name(masked_fill(x, mask, -std::numeric_limits<double>::infinity()), "S",
              fmt::format("S = {0} with the future set to −inf  →  d({0}) = dS, 0 where masked", unmasked));
   }
   g.S = x;
-  g.P = name(fault == ThreeTokenFault::dS ? softmax_without_gbar(g.S) : softmax(g.S, -1), "P",
-             "P = softmax(S) by rows  →  dS = P ∘ (dP − rowsum(P ∘ dP)),  i.e. dS_ij = P_ij (g_ij − ḡ_i)");
-  Tensor O = name(fault == ThreeTokenFault::dV ? matmul_faulty(g.P, V, false) : matmul(g.P, V), "O",
-                  "O = P V  →  dP = dO Vᵀ  (= g),  dV = Pᵀ dO");  // (T, d_v)
+  const bool bad_dS = fault == ThreeTokenFault::dS, bad_dV = fault == ThreeTokenFault::dV;
+  g.P = name(bad_dS ? softmax_without_gbar(g.S) : softmax(g.S, -1), "P",
+             "P = softmax(S) by rows  →  dS = P ∘ (dP − rowsum(P ∘ dP)),  i.e. dS_ij = P_ij (g_ij − ḡ_i)",
+             bad_dS ? "P = softmax(S) by rows  →  dS = P ∘ dP,  i.e. dS_ij = P_ij g_ij: the row rule without −ḡ" : "");
+  Tensor O = name(bad_dV ? matmul_faulty(g.P, V, false) : matmul(g.P, V), "O", "O = P V  →  dP = dO Vᵀ  (= g),  dV = Pᵀ dO",
+                  bad_dV ? "O = P V  →  dP = dO Vᵀ  (= g),  dV = P dO: without the transpose" : "");  // (T, d_v)
   const std::string o_i = d.row_name();
   Tensor oi = name(O.select(0, d.row), o_i, fmt::format("{} = row {} of O  →  dO = zeros, with row {} = d({})", o_i,
                                                           d.row + 1, d.row + 1, o_i));

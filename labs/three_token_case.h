@@ -28,6 +28,7 @@ struct ThreeTokenData {
   std::vector<double> Q = {1, 0, 0, 1, 1, 1}, K = {1, 0, 0, 1, 1, 1}, V = {1, 0, 0, 2, 3, 3};  // row-major
   int64_t T = 3, d_k = 2, d_v = 2;  // Q, K: (T, d_k); V: (T, d_v)
   int64_t row = 2, col = 1;         // L = O[row][col], 0-based: the text's o₃,₂
+  bool inputs_are_text() const;     // Q, K and V are the text's (its L may not be)
   bool is_text() const;             // the text's matrices and loss: its printed numbers apply
   std::string loss_name() const;    // "o₃,₂"
   std::string row_name() const;     // "o₃", the row of O that L is in
@@ -136,8 +137,12 @@ ThreeTokenBackward three_token_backward(const ThreeTokenVariant& v, const StepHo
 
 // Whether the mask changes the backward of `v` (compared with the same case with the mask
 // flipped), and why, in a sentence: "the mask changes nothing in this backward (...): L = o₃,₂ is
-// in row 3, the last query, which sees every key with or without the mask; ...".
-std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device = Device::cpu);
+// in row 3, the last query, which sees every key with or without the mask; ...". That sentence
+// ends by saying how to put L in a row the mask reaches: for the reader of the terminal and of
+// the page it writes, the flag (`--loss o21`); for the live page's, the entry of O to click.
+enum class ThreeTokenReader { terminal, live_page };
+std::string three_token_mask_effect(const ThreeTokenVariant& v, Device device = Device::cpu,
+                                    ThreeTokenReader reader = ThreeTokenReader::terminal);
 
 // The primitive graph of L = o₃,₂ drawn in Graphviz's DOT (to_dot), after a backward with
 // retain_graph: every tensor by its name, each node with what it saved, the leaves Q, K, V

@@ -19,6 +19,7 @@ struct PrimitiveGraph {
   Tensor S, P, L;
   struct Named {
     std::string label, rule;
+    std::string broken_rule;  // the step's rule as the fault computes it, when it breaks this step
   };
   std::unordered_map<uint64_t, Named> names;
   std::vector<Tensor> named;

@@ -129,6 +129,7 @@ std::string three_token_live(const std::string& request) {
                    {"L", json_number(t.O.at({d.row, d.col}))},
                    {"variant", v.name()},
                    {"is_text", d.is_text()},
+                   {"text_inputs", d.inputs_are_text()},
                    {"forward", {{"S", tensor_json(t.S)}, {"P", tensor_json(t.P)}, {"O", tensor_json(t.O)}}},
                    {"page", three_token_page_data(v, r.fault)},
                    {"report", rep.json()},

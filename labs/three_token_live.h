@@ -10,7 +10,8 @@
 //    "fault": "none" | "dS" | "dK" | "scale" | "dV",          a backward broken on purpose
 //    "jvp": null | {"input": "q", "row": 2, "col": 1}}      forward mode along that entry
 // The answer:
-//   {"ok": true, "loss": "o₃,₂", "L": 2.0069..., "variant": "causal, scaled by 1/√d_k", "is_text": true,
+//   {"ok": true, "loss": "o₃,₂", "L": 2.0069..., "variant": "causal, scaled by 1/√d_k",
+//    "is_text": true (the text's Q, K, V and L), "text_inputs": true (the text's Q, K, V, whatever L),
 //    "forward": {"S": {shape, values}, "P": ..., "O": ...},
 //    "page": [the step-through page's variant (viz/html.h: page_data)],
 //    "report": {the lab's report as --json writes it}, "compared": 21, "mismatches": 0, "tolerance_failures": 0,

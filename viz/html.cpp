@@ -189,12 +189,14 @@ json variant_json(const HtmlVariant& var) {
     }
     const std::string first = n.outputs.empty() ? "" : n.outputs[0].current_label();
     auto rule = opt.rules.find(first);
-    steps.push_back({{"entry", i},
-                     {"op", n.op},
-                     {"site", n.call_site()},
-                     {"rule", rule == opt.rules.end() ? "" : rule->second},
-                     {"gout", std::move(outs)},
-                     {"gin", std::move(ins)}});
+    json step = {{"entry", i},
+                 {"op", n.op},
+                 {"site", n.call_site()},
+                 {"rule", rule == opt.rules.end() ? "" : rule->second},
+                 {"gout", std::move(outs)},
+                 {"gin", std::move(ins)}};
+    if (auto broken = opt.broken_rules.find(first); broken != opt.broken_rules.end()) step["broken_rule"] = broken->second;
+    steps.push_back(std::move(step));
   };
   BackwardOptions bo;
   bo.retain_graph = true;  // keeps the saved tensors for the node panel and the drawn graph

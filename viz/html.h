@@ -28,6 +28,9 @@ struct HtmlOptions {
   // The formula of a step, in the text's notation, keyed by the name of the step's first output
   // ("P" -> "dS = P ∘ (dP − ḡ)"). A step without one shows its op's name only.
   std::map<std::string, std::string> rules;
+  // A step whose backward is wrong on purpose (a lab's "break it"): the rule it computes instead,
+  // keyed as `rules`. The page shows it marked broken, with the right rule beside it.
+  std::map<std::string, std::string> broken_rules;
   // The text's numbers for a gradient, keyed by the tensor's name ("S" for dL/dS), one per
   // element in row-major order, NaN where the text prints none.
   std::map<std::string, std::vector<double>> text_values;

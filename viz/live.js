@@ -90,8 +90,14 @@
   // The lab's comparisons with the text (its report), as three_token prints them.
   function drawText(a) {
     if (!a.is_text) {
-      $("text-numbers").innerHTML = `<div class="note">These are not the text's inputs, so its printed numbers do not apply: ` +
-        `every gradient is checked against its central difference instead (${a.tolerance_failures ? `<span class="bad">${a.tolerance_failures} agreement checks between methods failed</span>` : "formula, tape, finite differences and the primitive tape agree"}).</div>`;
+      // Keyed to what differs: the inputs (Q, K, V), or only L.
+      const why = a.text_inputs
+        ? `These are the text's inputs, Q, K and V, but L is ${esc(a.loss)}, not the text's o₃,₂: its printed gradients are for another L`
+        : `These are not the text's inputs (Q, K or V differs from the text's), so its printed numbers do not apply`;
+      const agree = a.tolerance_failures ? `<span class="bad">${a.tolerance_failures} agreement checks between methods failed</span>`
+        : "formula, tape, finite differences and the primitive tape agree";
+      $("text-numbers").innerHTML = `<div class="note" id="text-notice">${why}. Every gradient is checked against its central ` +
+        `difference instead (${agree}).${a.text_inputs ? " Click o₃,₂ in O for the text's L and its numbers." : ""}</div>`;
       return;
     }
     // In the order the lab prints its sections (a JSON object's keys come back sorted).

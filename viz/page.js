@@ -82,7 +82,13 @@ function drawStep() {
   $("prev").disabled = $("first").disabled = state.step === 0;
   $("next").disabled = $("last").disabled = state.step === v.steps.length - 1;
   let h = `<h2>step ${state.step + 1}: #${s.entry} ${esc(s.op)} <span class="site">recorded at ${esc(s.site)}</span></h2>`;
-  h += `<div class="formula">${esc(s.rule || s.op + "'s backward")}</div>`;
+  // A step broken on purpose shows the rule it computes, marked, and the right one under it.
+  if (s.broken_rule) {
+    h += `<div class="formula broken"><span class="tag">✗ broken on purpose</span>${esc(s.broken_rule)}</div>`;
+    h += `<div class="note right-rule">the right rule: ${esc(s.rule)}</div>`;
+  } else {
+    h += `<div class="formula">${esc(s.rule || s.op + "'s backward")}</div>`;
+  }
   if (node.outputs.some((t) => t.values)) {
     h += `<h3>forward: what this op computed</h3><div class="row forward">`;
     for (const t of node.outputs) h += tensorBox(t.label + " =", t);

@@ -6,13 +6,17 @@
 Writes the page (three_token --live), opens it from file:// and checks, with every number read
 from the page itself:
   - no network request, no console error; the library (WebAssembly) loads and computes;
+  - a title and what to do above everything else (the timing line below the inputs), and no
+    command-line flag in any text the page shows, in any state it is taken to;
   - at the text's inputs, the lab's 21 comparisons with the text, each agreeing, and each equal to
     what the native lab reports (--json) to 1e-12;
   - then, edit by edit (entries of Q, K and V typed in, the mask and the scale toggled, another L
     clicked in O, more tokens and wider rows): every gradient the page shows for Q, K, V and S
     equals the native lab's for the same inputs (--q/--k/--v, float64) to 1e-12, and every finite
     difference on the page is within the page's stated bound (|g - fd| <= 1e-5 + 1e-3 |fd|);
-  - each break-it fault turns red first at the step it breaks;
+  - at the text's Q, K and V with another L, the page says the inputs are the text's and L is not;
+  - each break-it fault turns red first at the step it breaks, and that step alone shows the
+    fault's rule, marked broken;
   - forward mode: L̇ along Q̇ = e₃₂ equals the backward's (dL/dQ)₃₂;
   - the time from an edit to the redrawn page, over 20 edits, written to OUT_DIR/live_timing.json
     (recorded, not asserted: bench/live-page is where it is measured).
@@ -20,6 +24,7 @@ Screenshots go to OUT_DIR/screenshots. Prints "SKIPPED: <why>" without Chromium 
 """
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -28,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_kit import *  # noqa: E402,F401,F403  (exits "SKIPPED: why" without Chromium or Selenium)
 
 FAULTS = {"dS": "P", "dK": "QKᵀ", "scale": "QKᵀ/√d_k", "dV": "O"}  # the step each breaks: its incoming gradient
+BROKEN_RULES = {"dS": "dS = P ∘ dP", "dK": "d(Kᵀ) = Qᵀ d(QKᵀ)ᵀ", "scale": "d(QKᵀ) = d(QKᵀ/√d_k)", "dV": "dV = P dO"}
 BOUND = 1e-12
 
 
@@ -140,6 +146,30 @@ def first_red(driver):
     return None
 
 
+def broken_rules(driver):
+    """[(the step's incoming gradient, the formula's text)] for every step whose formula is marked broken."""
+    n = driver.execute_script("return hgPage.data[0].steps.length")
+    found = []
+    for k in range(n):
+        driver.execute_script("hgPage.go(arguments[0])", k)
+        for f in driver.find_elements(By.CSS_SELECTOR, "#step .formula.broken"):
+            found.append((driver.find_element(By.CSS_SELECTOR, "#step .grad[data-role=in]").get_attribute("data-label"),
+                          f.text))
+    return found
+
+
+def no_flags(driver, tag):
+    """Checks that nothing the page shows names a command-line flag (--loss, --q, ...): its text,
+    its tooltips, and every step's rule and the intro, whichever step is on screen."""
+    shown = driver.execute_script(
+        "const d = hgPage.data[0] || {};"
+        "return [document.body.innerText, d.intro || '', d.title || '',"
+        " ...(d.steps || []).flatMap((s) => [s.rule || '', s.broken_rule || '']),"
+        " ...[...document.querySelectorAll('[title]')].map((e) => e.title)].join('\\n')")
+    flags = sorted(set(re.findall(r"--[a-z][a-z-]*", shown)))
+    check(not flags, f"{tag}: the page shows command-line flags {flags}")
+
+
 def time_edits(driver, edits=20):
     """Median milliseconds from an edit to the redrawn, painted page over `edits` edits of Q."""
     for k in range(edits):
@@ -174,6 +204,20 @@ def main():
         wait_computed(driver, 1, "loading")
         check(network_requests(log, page) == [], "the live page made network requests")
 
+        # What the page is and what to do, first; the timing line below the inputs.
+        head = driver.find_element(By.ID, "live-head")
+        check(head.find_element(By.TAG_NAME, "h1").text.startswith("Three tokens, live"), f"the title: {head.text!r}")
+        for words in ("Q, K or V", "click an entry of O to make it the loss L", "causal mask", "scale", "break it",
+                      "turn red"):
+            check(words in head.text, f"the instructions say {words!r}: {head.text!r}")
+        top = lambda el: driver.execute_script("return arguments[0].getBoundingClientRect().top", el)
+        status, editors = driver.find_element(By.ID, "live-status"), driver.find_element(By.CSS_SELECTOR, ".editors")
+        check(top(head) < top(editors) < top(status), "the title and instructions first, the inputs, then the timing line")
+        check("ms" in status.text, f"the timing line: {status.text!r}")
+        no_flags(driver, "the text's inputs")
+        check("click o₂,₁ in O to make it L" in driver.find_element(By.ID, "intro").text,
+              f"the mask's explanation points at o₂,₁ to click: {driver.find_element(By.ID, 'intro').text!r}")
+
         # The text's inputs: the lab's 21 comparisons, computed in the browser, each as the native lab has it.
         verdict = driver.find_element(By.ID, "text-verdict").text
         check(verdict == "21 numbers compared with the text: 21 agree, 0 differ.", f"the text's verdict: {verdict!r}")
@@ -204,6 +248,8 @@ def main():
         type_into(driver, "K", 1, 1, "-1.25")
         type_into(driver, "V", 0, 1, "2.5")
         compare_with_native(driver, lab, out, "edited")
+        notice = driver.find_element(By.ID, "text-notice").text
+        check(notice.startswith("These are not the text's inputs"), f"edited inputs: the notice says {notice!r}")
         click(driver, "#mask")
         compare_with_native(driver, lab, out, "edited, no mask")
         click(driver, "#scale")
@@ -212,6 +258,7 @@ def main():
         click(driver, '#forward td.pick[data-r="1"][data-c="0"]')
         check(driver.execute_script("return hgLive.loss.join()") == "1,0", "clicking o₂,₁ makes it L")
         compare_with_native(driver, lab, out, "edited, no scale, L = o21")
+        no_flags(driver, "edited, L = o₂,₁")
         driver.save_screenshot(os.path.join(shots, "live_edited.png"))
         choose(driver, "tokens", "5")
         choose(driver, "dk", "3")
@@ -237,14 +284,27 @@ def main():
         # Back to the text; each fault turns its own step red first.
         click(driver, "#reset")
         check(driver.find_element(By.ID, "text-verdict").text.startswith("21 numbers"), "reset brings the text's numbers back")
+        # The text's inputs with another L: the notice is about L, not the inputs.
+        click(driver, '#forward td.pick[data-r="1"][data-c="0"]')
+        notice = driver.find_element(By.ID, "text-notice").text
+        check(notice.startswith("These are the text's inputs") and "L is o₂,₁, not the text's o₃,₂" in notice
+              and "not the text's inputs" not in notice, f"the text's inputs, L = o₂,₁: the notice says {notice!r}")
+        no_flags(driver, "the text's inputs, L = o₂,₁")
+        click(driver, '#forward td.pick[data-r="2"][data-c="1"]')
+        check(driver.find_element(By.ID, "text-verdict").text.startswith("21 numbers"), "clicking o₃,₂ brings the text's numbers back")
         for fault, step in FAULTS.items():
             choose(driver, "fault", fault)
             check(first_red(driver) == step, f"break {fault}: the first red check is at the step of {first_red(driver)}, "
                                              f"expected {step}")
+            rules = broken_rules(driver)
+            check(len(rules) == 1 and rules[0][0] == step and BROKEN_RULES[fault] in rules[0][1]
+                  and "broken on purpose" in rules[0][1], f"break {fault}: the steps marked broken are {rules}")
+            no_flags(driver, f"break {fault}")
             if fault == "dS":
                 driver.save_screenshot(os.path.join(shots, "live_break_dS.png"))
         choose(driver, "fault", "none")
         check(first_red(driver) is None, "with no fault, no red check")
+        check(broken_rules(driver) == [], "with no fault, no rule marked broken")
 
         # Forward mode along Q̇ = e₃₂: L̇ is the backward's (dL/dQ)₃₂.
         choose(driver, "mode", "forward")

@@ -70,6 +70,28 @@ TEST_CASE("live page: the text's inputs give its 21 numbers, L = o32 and the lab
   CHECK(a["page"][0]["svg"].is_null());
 }
 
+TEST_CASE("live page: the text's inputs with another L are told apart from other inputs; no flag in its words") {
+  const json text = ask(kText);
+  REQUIRE(text["ok"] == true);
+  CHECK(text["text_inputs"] == true);
+  // L = o₃,₂ is in the last row, which the mask does not reach: the page says which entry to click.
+  const std::string intro = text["page"][0]["intro"];
+  CHECK(intro.find("click o₂,₁ in O to make it L") != std::string::npos);
+  CHECK(intro.find("--") == std::string::npos);
+  json request = json::parse(kText);
+  request["loss"] = {1, 0};
+  const json a = ask(request.dump());
+  REQUIRE(a["ok"] == true);
+  CHECK(a["is_text"] == false);     // the text's printed gradients are for o₃,₂
+  CHECK(a["text_inputs"] == true);  // but Q, K and V are the text's
+  CHECK(a["loss"] == "o₂,₁");
+  request["Q"][0][0] = 2;
+  CHECK(ask(request.dump())["text_inputs"] == false);
+  // The text's six numbers in other shapes are not the text's inputs.
+  CHECK(ask(R"({"Q": [[1,0,0],[1,1,1]], "K": [[1,0,0],[1,1,1]], "V": [[1,0,0],[2,3,3]], "loss": [1, 0]})")["text_inputs"] ==
+        false);
+}
+
 TEST_CASE("live page: a fault turns its own step red; forward mode meets the backward") {
   json request = json::parse(kText);
   request["fault"] = "dV";
@@ -85,6 +107,16 @@ TEST_CASE("live page: a fault turns its own step red; forward mode meets the bac
     }
   }
   CHECK(first == "O");
+  // That step, and no other, carries the fault's rule beside the right one.
+  int marked = 0;
+  for (const json& step : broken["page"][0]["steps"])
+    if (step.contains("broken_rule")) {
+      ++marked;
+      CHECK(step["gout"][0]["label"] == "O");
+      CHECK(step["broken_rule"].get<std::string>().find("dV = P dO") != std::string::npos);
+      CHECK(step["rule"].get<std::string>().find("dV = Pᵀ dO") != std::string::npos);
+    }
+  CHECK(marked == 1);
 
   request["fault"] = "none";
   request["jvp"] = {{"input", "q"}, {"row", 2}, {"col", 1}};

@@ -144,6 +144,9 @@ TEST_CASE("to_html: each break-it fault turns the checks red first at its own st
       }
       REQUIRE(red >= 0);
       CHECK(first_output(data[k], red) == named);
+      // The step it breaks shows the rule the fault computes; every other step its right rule only.
+      for (size_t i = 0; i < data[k]["steps"].size(); ++i)
+        CHECK(data[k]["steps"][i].contains("broken_rule") == (static_cast<int>(i) == red));
     }
   }
   CHECK_THROWS_WITH_AS(parse_fault("dq"), doctest::Contains("--break: 'dq' is not a fault"), Error);
@@ -183,6 +186,11 @@ TEST_CASE("three-token lab: each variant's label says what S is; the mask matter
   CHECK(kNoScale.scores_label() == "scores, masked, not scaled");
   // L = o₃,₂: row 3 sees every key, so the mask leaves the backward as it is.
   CHECK(max_abs_diff(three_token_trace(kText).dK, three_token_trace(kNoMask).dK) < 1e-15);
+  // and the lab says how to move L: by its flag in the terminal, by a click on the live page.
+  CHECK(three_token_mask_effect(kText).find("; --loss o21 puts L in a row the mask reaches") != std::string::npos);
+  const std::string live = three_token_mask_effect(kText, Device::cpu, ThreeTokenReader::live_page);
+  CHECK(live.find("; click o₂,₁ in O to make it L: a row the mask reaches") != std::string::npos);
+  CHECK(live.find("--") == std::string::npos);
   // L = o₂,₁: row 2 does not see key 3 under the mask; without it, it does.
   ThreeTokenData d;
   parse_loss("o21", d);
