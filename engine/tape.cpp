@@ -71,6 +71,7 @@ Node::~Node() {
 size_t Node::live_count() { return g_live_nodes.load(); }
 
 std::string Node::call_site() const {
+  if (!origin.empty()) return origin;
   const char* file = where.file_name();
   const char* base = std::strrchr(file, '/');
   return fmt::format("{}:{}", base ? base + 1 : file, where.line());
@@ -206,6 +207,11 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
       if (s.is_output && has_tangent(outputs[s.output_nr])) detail::set_tangent(s.data, tangent_of(outputs[s.output_nr]));
 }
 
+namespace {
+std::atomic<OriginSource> g_origin_source{nullptr};
+}  // namespace
+void set_origin_source(OriginSource source) { g_origin_source.store(source, std::memory_order_relaxed); }
+
 std::shared_ptr<Node> record_node(std::string op, const OpDef* def, const std::vector<Tensor>& inputs,
                                   const std::vector<Tensor>& outputs, std::vector<SavedTensor> saved,
                                   BackwardFn backward, BackwardFn fused, Site where) {
@@ -214,6 +220,7 @@ std::shared_ptr<Node> record_node(std::string op, const OpDef* def, const std::v
   node->seq = g_next_seq++;
   node->def = def;
   node->where = where;
+  if (OriginSource source = g_origin_source.load(std::memory_order_relaxed)) node->origin = source();
   for (const Tensor& in : inputs) {
     InputSlot s;
     if (in.defined()) {

@@ -130,19 +130,27 @@ struct Node {
   BackwardFn backward;
   BackwardFn fused;
   Site where;  // the call that recorded it (the public op's caller)
+  std::string origin;  // that call in a binding's language ("train.py:12"), where one says (set_origin_source)
   bool freed = false;          // backward ran without retain_graph: saved tensors and backward dropped
   // register_hook on a non-leaf output: run on its whole gradient before this node's backward.
   std::vector<std::pair<uint32_t, std::function<Tensor(const Tensor&)>>> hooks;
 
   bool second_order() const { return def && def->second_order; }
   std::string str() const;  // one line: op, inputs -> outputs, saved
-  std::string call_site() const;  // "file.cpp:42"
+  std::string call_site() const;  // origin when there is one, else "file.cpp:42"
   Node();
   ~Node();  // releases its input nodes iteratively: a chain of a million nodes frees without recursion
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   static size_t live_count();  // nodes alive in this process (leak tests)
 };
+
+// A binding (Python) says where, in its own language, the op being recorded was called from:
+// `source` returns that place ("train.py:12"), or "" where it cannot tell. Each node recorded
+// afterwards keeps it as its origin, which call_site() names instead of the C++ caller.
+// nullptr (the default) asks nothing.
+using OriginSource = std::string (*)();
+void set_origin_source(OriginSource source);
 
 // The tape of the graph that produced `root`: every node it reaches, in recording order.
 std::vector<std::shared_ptr<Node>> tape_of(const Tensor& root);

@@ -200,8 +200,12 @@ function drawVariant() {
     if (s.gin.some((g) => g.ok === false)) document.querySelectorAll(`#graph g.node`).forEach((e) => { if (e.dataset.entry == s.entry) e.classList.add("failed"); });
   const checked = v.steps.reduce((a, s) => a + s.gin.filter((g) => g.ok !== undefined).length, 0);
   const failed = v.steps.reduce((a, s) => a + s.gin.filter((g) => g.ok === false).length, 0);
-  $("summary").innerHTML = failed ? `<span class="bad">${failed} of ${checked} gradients disagree with finite differences, first at step ${bad + 1}</span>`
-    : `<span class="good">${checked} gradients agree with finite differences</span>`;
+  // Gradients with no finite difference beside them (no recompute given, or one it cannot make)
+  // are counted apart, in grey: "0 agree" in green would claim a check that never ran.
+  const unchecked = v.steps.reduce((a, s) => a + s.gin.filter((g) => g.ok === undefined && /^not checked/.test(g.check || "")).length, 0);
+  const rest = unchecked ? ` <span class="note unchecked">${unchecked} not checked${checked ? "" : ": no finite difference was computed (give recompute to check them)"}</span>` : "";
+  $("summary").innerHTML = failed ? `<span class="bad">${failed} of ${checked} gradients disagree with finite differences, first at step ${bad + 1}</span>${rest}`
+    : checked ? `<span class="good">${checked} gradients agree with finite differences</span>${rest}` : rest.trim();
   state.step = Math.min(state.step, v.steps.length - 1);
   $("node").innerHTML = `<h2>a node</h2><p class="note">Click a box in the graph to see its op, its inputs and outputs, and what its backward saved.</p>`;
   drawStep();

@@ -36,8 +36,9 @@ def _infer_dtype(data, arr):
     return _names.get_default_dtype()
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A new tensor holding a copy of data: a number, nested lists, a NumPy array or a Tensor."""
+def tensor(data, dtype=None, device=None, requires_grad=False, *, name=None) -> Tensor:
+    """A new tensor holding a copy of data: a number, nested lists, a NumPy array or a Tensor.
+    ``name`` (handgrad's own) labels it in graphs, pages and error messages (``.name`` later)."""
     if isinstance(data, Tensor):
         data = data.detach().numpy() if data.device == "cpu" else data.detach().cpu().numpy()
     arr = _np.asarray(data)
@@ -51,6 +52,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
         out = out.to(device)
     if requires_grad:
         out.requires_grad_()
+    if name is not None:
+        if not isinstance(name, str):
+            raise TypeError(f"hg.tensor: name must be a str, got {type(name).__name__}")
+        out.name = name
     return out
 
 

@@ -43,18 +43,69 @@ class Page(str):
         return f"<handgrad page: {len(self.document):,} characters; .save(path) writes it, a notebook shows it>"
 
 
+def _caller_frame():
+    """The innermost frame outside the handgrad package: the learner's code that called us."""
+    import os
+    import sys
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+    return frame
+
+
+def _name_from(frame, named):
+    """Names the caller's unnamed tensors, each appended to ``named`` with the name it had: a
+    Module's parameters by their path ("fc.weight"), then the variables that hold tensors (locals
+    before globals)."""
+    from .nn.modules import Module
+    if frame is None:
+        return
+    scopes = [frame.f_locals, frame.f_globals]
+
+    def take(t, name, library_name=""):
+        if isinstance(t, Tensor) and t.name in ("", library_name):
+            named.append((t, t.name))
+            t.name = name
+
+    for scope in scopes:
+        for value in list(scope.values()):
+            if isinstance(value, Module):
+                for path, p in value.named_parameters():
+                    take(p, path, path.rsplit(".", 1)[-1])  # the library names a Linear's "weight"
+    for scope in scopes:
+        for var, value in list(scope.items()):
+            if not var.startswith("_"):
+                take(value, var)
+
+
 def to_html(root, title="backward pass", recompute=None):
     """The step-through page of ``root``'s backward (a scalar with a graph). It runs the backward
     (retain_graph), so the leaves' .grad accumulate as after ``root.backward()``.
 
+    Every tensor is labelled as your code knows it: by its ``.name`` (``hg.tensor(..., name="Q")``,
+    or ``x.name = "Q"``), else by a Module's parameter path (``fc.weight``), else by the variable
+    of the calling code that holds it; each step says which line of your code recorded it.
+
     ``recompute(name, value)``, when given, returns the root recomputed with the tensor named
     ``name`` (a leaf, or an intermediate you named) replaced by ``value`` (float64), or None where
-    it cannot: the page then shows each gradient beside its central difference."""
+    it cannot: the page then shows each gradient beside its central difference. Without it, the
+    page says in grey that nothing was checked."""
     if not isinstance(root, Tensor):
         raise TypeError(f"to_html: expected a handgrad Tensor, got {type(root).__name__}")
     if not isinstance(title, str):
         raise TypeError(f"to_html: title must be a str, got {type(title).__name__}")
-    return Page(_C._to_html(root, title, recompute))
+    if recompute is not None and not callable(recompute):
+        raise TypeError("to_html: recompute must be a function (name, value) -> Tensor or None, "
+                        f"got {type(recompute).__name__}")
+    # The names last only while the page is written: the caller's tensors keep theirs (none).
+    named = []
+    try:
+        _name_from(_caller_frame(), named)
+        return Page(_C._to_html(root, title, recompute))
+    finally:
+        for t, name in reversed(named):
+            t.name = name
 
 
 def live_page(height=900):

@@ -3,6 +3,7 @@
 #include <Python.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "bind.h"
@@ -12,6 +13,63 @@ namespace hgpy {
 namespace {
 
 using hg::Tensor;
+
+// The handgrad package's folder (".../handgrad/"), once the package is imported; "" before.
+const std::string& package_folder() {
+  static std::string folder;
+  if (!folder.empty()) return folder;
+  PyObject* name = PyUnicode_FromString("handgrad");
+  PyObject* package = name ? PyImport_GetModule(name) : nullptr;  // a new reference, or null
+  Py_XDECREF(name);
+  PyObject* file = package ? PyObject_GetAttrString(package, "__file__") : nullptr;
+  Py_XDECREF(package);
+  const char* path = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
+  if (path && std::strrchr(path, '/')) folder.assign(path, std::strrchr(path, '/') + 1);
+  Py_XDECREF(file);
+  PyErr_Clear();
+  return folder;
+}
+
+thread_local std::string t_kept_origin;  // KeepOrigin's: the line while the GIL is released
+
+}  // namespace
+
+KeepOrigin::KeepOrigin() : previous_(t_kept_origin) {
+  // Only where a node may be recorded: in no_grad (inference, an optimizer's step) nothing is kept.
+  t_kept_origin = hg::grad_enabled() ? python_origin() : std::string();
+}
+KeepOrigin::~KeepOrigin() { t_kept_origin = std::move(previous_); }
+
+// Where a recorded op was called from in the learner's Python: the innermost frame whose file is
+// not in the handgrad package, as "train.py:12". The engine keeps it on the node
+// (hg::set_origin_source), so the step-through page and anomaly mode name the learner's line.
+// Without the GIL, the line a KeepOrigin kept on this thread ("" on the library's own threads);
+// "" while a Python error is pending.
+std::string python_origin() {
+  if (!PyGILState_Check()) return t_kept_origin;
+  if (PyErr_Occurred()) return "";
+  const std::string& package = package_folder();
+  std::string where;
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  while (frame && where.empty()) {
+    PyCodeObject* code = PyFrame_GetCode(frame);  // a new reference
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    if (file && (package.empty() || std::strncmp(file, package.c_str(), package.size()) != 0)) {
+      const char* base = std::strrchr(file, '/');
+      where = std::string(base ? base + 1 : file) + ":" + std::to_string(PyFrame_GetLineNumber(frame));
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(frame);  // a new reference, or null at the outermost
+    Py_DECREF(frame);
+    frame = back;
+  }
+  Py_XDECREF(frame);
+  PyErr_Clear();
+  return where;
+}
+
+namespace {
 
 // next_functions' entry for a leaf that requires grad (PyTorch's AccumulateGrad).
 struct AccumulateGrad {
@@ -65,7 +123,7 @@ std::vector<std::optional<Tensor>> grad(const std::vector<Tensor>& outputs, cons
   for (const auto& g : grad_outputs) seeds.push_back(g.value_or(Tensor()));
   std::vector<Tensor> grads;
   {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     grads = hg::grad(outputs, inputs, seeds, {.retain_graph = retain_graph, .create_graph = create_graph,
                                               .allow_unused = allow_unused});
   }
@@ -213,6 +271,9 @@ int tensor_clear(PyObject* self) {
 }
 
 void bind_autograd(nb::module_& m) {
+  hg::set_origin_source(&python_origin);
+  // On by default; off only to time what naming the learner's line costs (bench/python_calls.py).
+  m.def("_record_origins", [](bool on) { hg::set_origin_source(on ? &python_origin : nullptr); }, nb::arg("on"));
   auto tensor = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   tensor
       .def_prop_rw("requires_grad", &Tensor::requires_grad,
@@ -233,7 +294,7 @@ void bind_autograd(nb::module_& m) {
           })
       .def_prop_ro("grad_fn", &Tensor::grad_fn)
       .def("backward", &backward, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = nb::none(),
-           nb::arg("create_graph") = false, nb::call_guard<nb::gil_scoped_release>(),
+           nb::arg("create_graph") = false, nb::call_guard<ReleaseGil>(),
            "backward(gradient=None, retain_graph=None, create_graph=False): the gradients of this tensor with respect "
            "to the leaves that require grad, accumulated into their .grad (gradient: dL/dself, needed unless self has "
            "one element)")

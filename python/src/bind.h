@@ -26,10 +26,32 @@ void bind_interop(nb::module_& m);      // interop.cpp: DLPack both ways
 void bind_nn(nb::module_& m);           // nn.cpp: modules, optimizers, the repeated-sequence task, checkpoints
 void bind_page(nb::module_& m);         // page.cpp: the step-through page (to_html) and the live page
 void bind_compare(nb::module_& m);      // compare.cpp: eq ... ge, logic, isnan, any, all, clamp (forms: _compare.py)
-void bind_rearrange(nb::module_& m);
+void bind_rearrange(nb::module_& m);    // rearrange.cpp: var, std, flip, roll, tril, ... (their Python forms: _rearrange.py)
 // messages.cpp: an hg::Error's text as a Python user reads it (Python's spellings of dtypes,
 // devices, guards and flags; a tensor by its shape and dtype; no C++ line unless anomaly mode is on).
-std::string python_message(std::string text);    // rearrange.cpp: var, std, flip, roll, tril, ... (their Python forms: _rearrange.py)
+std::string python_message(std::string text);
+
+// autograd.cpp: the learner's Python line that called into the library ("train.py:12"), which the
+// engine keeps on each node it records (the step-through page and anomaly mode name it). Without
+// the GIL it is the line a ReleaseGil on this thread kept when it let the GIL go.
+std::string python_origin();
+// Keeps this thread's Python line for nodes recorded while the GIL is released; restores the
+// previous one when it ends.
+class KeepOrigin {
+ public:
+  KeepOrigin();
+  ~KeepOrigin();
+  KeepOrigin(const KeepOrigin&) = delete;
+  KeepOrigin& operator=(const KeepOrigin&) = delete;
+ private:
+  std::string previous_;
+};
+// What a long call uses in place of nb::gil_scoped_release (nb::call_guard<ReleaseGil>, or as a
+// local): the GIL released, the caller's line kept for the nodes the call records.
+struct ReleaseGil {
+  KeepOrigin keep;
+  nb::gil_scoped_release release;
+};
 
 // Tensor's slots for Python's cycle collector (autograd.cpp): the Python hooks a tensor holds.
 int tensor_traverse(PyObject* self, visitproc visit, void* arg);

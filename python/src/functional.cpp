@@ -30,14 +30,14 @@ void bind_functional(nb::module_& m) {
                         const std::string& path) {
     return hg::attention(q, k, v, attention_options(attn_mask, is_causal, scale, path));
   }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("attn_mask").none(), nb::arg("is_causal"),
-     nb::arg("scale").none(), nb::arg("path") = "automatic", nb::call_guard<nb::gil_scoped_release>());
+     nb::arg("scale").none(), nb::arg("path") = "automatic", nb::call_guard<ReleaseGil>());
 
   // qkv (B, T, 3d) cut into heads, RoPE on q and k when rotate, and attention over them, as one op.
   f.def("attention_qkv", [](const hg::Tensor& qkv, int64_t heads, bool rotate, std::optional<hg::Tensor> attn_mask,
                             bool is_causal, std::optional<double> scale, const std::string& path, double base) {
     return hg::attention_qkv(qkv, heads, rotate, attention_options(attn_mask, is_causal, scale, path), base);
   }, nb::arg("qkv"), nb::arg("num_heads"), nb::arg("rotate"), nb::arg("attn_mask").none(), nb::arg("is_causal"),
-     nb::arg("scale").none(), nb::arg("path"), nb::arg("base"), nb::call_guard<nb::gil_scoped_release>());
+     nb::arg("scale").none(), nb::arg("path"), nb::arg("base"), nb::call_guard<ReleaseGil>());
 
   nb::class_<hg::AttentionTrace>(f, "AttentionTrace", "Every intermediate of attention's forward and hand-written backward")
       .def_ro("S", &hg::AttentionTrace::S, "scores after scale and mask (−inf where hidden)")
@@ -57,7 +57,7 @@ void bind_functional(nb::module_& m) {
     return hg::attention_trace(q, k, v, dO, attention_options(attn_mask, is_causal, scale, path));
   }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("grad_output"), nb::arg("attn_mask").none(),
      nb::arg("is_causal"), nb::arg("scale").none(), nb::arg("path") = "automatic",
-     nb::call_guard<nb::gil_scoped_release>());
+     nb::call_guard<ReleaseGil>());
 
   f.def("softmax_jacobian", [](const hg::Tensor& p) { return hg::softmax_jacobian(p); }, nb::arg("p"));
   f.def("embedding", [](const hg::Tensor& weight, const hg::Tensor& indices) { return hg::embedding(weight, indices); },

@@ -21,10 +21,10 @@ namespace {
 
 namespace hn = hg::nn;
 using hg::Tensor;
-using release_gil = nb::call_guard<nb::gil_scoped_release>;
+using release_gil = nb::call_guard<ReleaseGil>;
 
 hn::SplitLoss split_losses(const Tensor& logits, const Tensor& targets, const Tensor& lengths) {
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   return hn::split_losses(logits, targets, lengths);
 }
 
@@ -144,7 +144,7 @@ void bind_nn(nb::module_& m) {
   n.def("load_safetensors", [](const std::string& path) {
     hn::SafetensorsFile f;
     {
-      nb::gil_scoped_release release;
+      ReleaseGil release;
       f = hn::load_safetensors(path);
     }
     return std::make_pair(f.tensors, f.metadata);

@@ -7,7 +7,7 @@ namespace hgpy {
 namespace {
 
 using hg::Tensor;
-using release_gil = nb::call_guard<nb::gil_scoped_release>;
+using release_gil = nb::call_guard<ReleaseGil>;
 
 // dim=None (every element), an int, or a sequence of ints.
 // dim=None (every element: the library's empty list), an int, or a sequence of ints.

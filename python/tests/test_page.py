@@ -80,3 +80,52 @@ def test_live_page():
         hg.live_page(height=5)
     with pytest.raises(TypeError):
         hg.live_page(height="tall")
+
+
+SCRIPT = '''\
+import json, sys
+import handgrad as hg
+
+
+class Head(hg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = hg.nn.Linear(2, 2)
+
+
+model = Head()
+x = hg.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+scores = model.proj(x)
+weights = scores.softmax(-1)
+L = (weights * x).sum()
+page = hg.to_html(L)
+json.dump({"document": page.document, "names_after": [x.name, scores.name, model.proj.weight.name]}, sys.stdout)
+'''
+
+
+def test_to_html_from_a_script_names_its_variables_parameters_and_lines(tmp_path):
+    """Run as a learner's script: the page labels tensors by the script's variables and the
+    Module's parameter paths, each step names the script's line, and the names do not outlive the page."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "learner.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(hg.__file__)), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    data = page_data(result["document"])[0]
+    labels = {g["label"] for s in data["steps"] for g in s["gin"]} | {
+        g["label"] for s in data["steps"] for g in s["gout"]}
+    assert {"x", "scores", "weights", "proj.weight", "proj.bias"} <= labels, labels
+    lines = {i + 1 for i, line in enumerate(SCRIPT.splitlines()) if "=" in line and "hg.to_html" not in line}
+    sites = {s["site"] for s in data["steps"]}
+    assert sites and all(re.fullmatch(r"learner\.py:(\d+)", site) for site in sites), sites
+    assert {int(site.split(":")[1]) for site in sites} <= lines
+    assert "learner.py:14" in sites and "learner.py:15" in sites  # softmax's line and the product's
+    # No recompute: every whole gradient says it was not checked; none claims agreement.
+    assert all("ok" not in g for s in data["steps"] for g in s["gin"])
+    assert any(g.get("check", "").startswith("not checked") for s in data["steps"] for g in s["gin"])
+    assert result["names_after"] == ["", "", "weight"]  # as before the page: the library names a Linear's weight
