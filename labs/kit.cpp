@@ -109,7 +109,12 @@ void add_training_flags(CLI::App& app, const TrainingFlags& f, const std::string
   if (f.seed)
     app.add_option("--seed", *f.seed, "seed of the generator (initialisation, batches, evaluation)")
         ->capture_default_str()->check(whole_number_in(0, UINT64_MAX));
-  if (f.out) app.add_option("--out", *f.out, "folder for the CSV files and PNG pictures")->capture_default_str()->check(writable_folder());
+  // force_callback: the default folder is checked (and made) too, not only one given on the command line.
+  if (f.out)
+    app.add_option("--out", *f.out, "folder for the CSV files and PNG pictures")
+        ->capture_default_str()
+        ->check(writable_folder())
+        ->force_callback();
   if (f.save) app.add_option("--save", *f.save, "write the trained 2-block model to this safetensors file")->check(writable_file());
   if (f.load)
     app.add_option("--load", *f.load,
