@@ -55,9 +55,14 @@ struct Args {
   uint64_t seed = 0;
 };
 
+constexpr const char* kUsage =
+    "usage: bench_attention [--T 1024] [--path materialized|tiled|automatic] [--mode fwdbwd|forward|jvp]\n"
+    "                       [--threads N] [--warmup 1] [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]\n"
+    "(see the head of bench/bench_attention.cpp; bench/run-attention runs it beside PyTorch)\n";
+
 Args parse(int argc, char** argv) {
   Args a;
-  bench::each_flag(argc, argv, [&](const std::string& k, auto next) {
+  bench::each_flag(argc, argv, kUsage, [&](const std::string& k, auto next) {
     auto number = [&]() { return bench::whole_number(k, next()); };
     if (k == "--T") a.T = number();
     else if (k == "--path") a.path = attention_path_named(next());
@@ -69,13 +74,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--heads") a.heads = number();
     else if (k == "--dk") a.dk = number();
     else if (k == "--seed") a.seed = static_cast<uint64_t>(number());
-    else if (k == "--help" || k == "-h") {
-      fmt::print("usage: bench_attention [--T 1024] [--path materialized|tiled|automatic] [--mode fwdbwd|forward|jvp]\n"
-                 "                       [--threads N] [--warmup 1] [--iters 5] [--batch 1] [--heads 8] [--dk 64] [--seed 0]\n"
-                 "(see the head of bench/bench_attention.cpp; bench/run-attention runs it beside PyTorch)\n");
-      std::exit(0);
-    }
-    else throw std::runtime_error("unknown option " + k + " (see --help)");
+    else return false;
+    return true;
   });
   if (a.mode != "fwdbwd" && a.mode != "forward" && a.mode != "jvp")
     throw std::runtime_error("--mode " + a.mode + ": use fwdbwd, forward or jvp");

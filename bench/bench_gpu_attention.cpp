@@ -54,13 +54,17 @@ struct Args {
   std::vector<AttentionPath> paths{AttentionPath::materialized, AttentionPath::tiled};
   int64_t bh = 32, dk = 64;
   int warmup = 3, iters = 10;
-  bool torch = true;
-  std::string python = bench::default_python();
+  bench::PeerFlags peer;
 };
+
+constexpr const char* kUsage =
+    "usage: bench_gpu_attention [--T 1024,4096] [--paths materialized,tiled] [--bh 32] [--dk 64]\n"
+    "                           [--warmup 3] [--iters 10] [--no-torch] [--python EXE]\n"
+    "(see the head of bench/bench_gpu_attention.cpp)\n";
 
 Args parse(int argc, char** argv) {
   Args a;
-  bench::each_flag(argc, argv, [&](const std::string& k, auto next) {
+  bench::each_flag(argc, argv, kUsage, [&](const std::string& k, auto next) {
     auto number = [&](const std::string& text) { return bench::whole_number(k, text); };
     if (k == "--T") {
       a.Ts.clear();
@@ -74,15 +78,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--dk") a.dk = number(next());
     else if (k == "--warmup") a.warmup = static_cast<int>(number(next()));
     else if (k == "--iters") a.iters = static_cast<int>(number(next()));
-    else if (k == "--no-torch") a.torch = false;
-    else if (k == "--python") a.python = next();
-    else if (k == "--help" || k == "-h") {
-      fmt::print("usage: bench_gpu_attention [--T 1024,4096] [--paths materialized,tiled] [--bh 32] [--dk 64]\n"
-                 "                           [--warmup 3] [--iters 10] [--no-torch] [--python EXE]\n"
-                 "(see the head of bench/bench_gpu_attention.cpp)\n");
-      std::exit(0);
-    }
-    else throw std::runtime_error("unknown option " + k + " (see --help)");
+    else return a.peer.take(k, next);
+    return true;
   });
   if (a.bh < 1 || a.dk < 1 || a.iters < 1 || a.warmup < 0 || a.Ts.empty() || a.paths.empty() ||
       std::any_of(a.Ts.begin(), a.Ts.end(), [](int64_t T) { return T < 1; }))
@@ -179,7 +176,7 @@ Timed time_one(const Args& a, int64_t T, AttentionPath path) {
 
 // Runs the peer for one T; its last line is one JSON object. On failure, the reason in *why.
 std::optional<nlohmann::json> run_peer(const Args& a, int64_t T, std::string* why) {
-  return bench::run_peer(a.python, bench::peer_script("attention_gpu.py"),
+  return bench::run_peer(a.peer.python, bench::peer_script("attention_gpu.py"),
                          fmt::format("--T {} --bh {} --dk {} --warmup {} --iters {}", T, a.bh, a.dk, a.warmup, a.iters),
                          "ms", why);
 }
@@ -207,7 +204,7 @@ int main(int argc, char** argv) {
         ours[pi].push_back(t.ms);
       }
 
-    if (!a.torch) return 0;
+    if (!a.peer.torch) return 0;
     std::vector<nlohmann::json> peer;
     for (int64_t T : a.Ts) {
       std::string why;

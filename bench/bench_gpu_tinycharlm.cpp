@@ -61,13 +61,17 @@ struct Args {
   int64_t batch = 128, seq = 64;
   int warmup = 20, steps = 20, rounds = 5;
   std::string pos = "rope";
-  bool torch = true;
-  std::string python = bench::default_python();
+  bench::PeerFlags peer;
 };
+
+constexpr const char* kUsage =
+    "usage: bench_gpu_tinycharlm [--batch 128] [--seq 64] [--warmup 20] [--steps 20] [--rounds 5]\n"
+    "                            [--pos rope] [--no-torch] [--python EXE]\n"
+    "(see the head of bench/bench_gpu_tinycharlm.cpp)\n";
 
 Args parse(int argc, char** argv) {
   Args a;
-  bench::each_flag(argc, argv, [&](const std::string& k, auto next) {
+  bench::each_flag(argc, argv, kUsage, [&](const std::string& k, auto next) {
     auto number = [&](const std::string& text) { return bench::whole_number(k, text); };
     if (k == "--batch") a.batch = number(next());
     else if (k == "--seq") a.seq = number(next());
@@ -75,19 +79,12 @@ Args parse(int argc, char** argv) {
     else if (k == "--steps") a.steps = static_cast<int>(number(next()));
     else if (k == "--rounds") a.rounds = static_cast<int>(number(next()));
     else if (k == "--pos") a.pos = next();
-    else if (k == "--no-torch") a.torch = false;
-    else if (k == "--python") a.python = next();
-    else if (k == "--help" || k == "-h") {
-      fmt::print("usage: bench_gpu_tinycharlm [--batch 128] [--seq 64] [--warmup 20] [--steps 20] [--rounds 5]\n"
-                 "                            [--pos rope] [--no-torch] [--python EXE]\n"
-                 "(see the head of bench/bench_gpu_tinycharlm.cpp)\n");
-      std::exit(0);
-    }
-    else throw std::runtime_error("unknown option " + k + " (see --help)");
+    else return a.peer.take(k, next);
+    return true;
   });
   if (a.batch < 1 || a.seq < 2 || a.steps < 1 || a.rounds < 1 || a.warmup < 0)
     throw std::runtime_error("--batch, --steps and --rounds must be positive, --seq at least 2, --warmup not negative");
-  if (a.torch && a.pos != "rope")
+  if (a.peer.torch && a.pos != "rope")
     throw std::runtime_error("the PyTorch peer is written for --pos rope; add --no-torch to time --pos " + a.pos);
   return a;
 }
@@ -211,10 +208,10 @@ int main(int argc, char** argv) {
     fmt::print("handgrad: loss {:.4f} after the first step, {:.4f} after the last; cudaMalloc calls in the timed "
                "steps: {}\n", t.first_loss, t.last_loss, t.timed_mallocs);
 
-    if (!a.torch) return 0;
+    if (!a.peer.torch) return 0;
     std::string why;
     const std::optional<nlohmann::json> peer = bench::run_peer(
-        a.python, bench::peer_script("tinycharlm_step_gpu.py"),
+        a.peer.python, bench::peer_script("tinycharlm_step_gpu.py"),
         fmt::format("--batch {} --seq {} --warmup {} --steps {} --rounds {}", a.batch, a.seq, a.warmup, a.steps,
                     a.rounds),
         "ms_per_step", &why);

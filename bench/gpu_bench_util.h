@@ -53,16 +53,21 @@ inline int64_t whole_number(const std::string& option, const std::string& text) 
 }
 
 // Hands each flag of argv to take(flag, next), where next() reads the word after it (an error
-// naming the flag when there is none); take refuses the flags it does not know.
+// naming the flag when there is none); take returns whether it knew the flag. --help and -h print
+// `usage` and exit 0; a flag take does not know is an error that points at --help.
 template <typename Take>
-void each_flag(int argc, char** argv, Take take) {
+void each_flag(int argc, char** argv, const char* usage, Take take) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) throw std::runtime_error("missing value after " + flag);
       return argv[++i];
     };
-    take(flag, next);
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+    if (!take(flag, next)) throw std::runtime_error("unknown option " + flag + " (see --help)");
   }
 }
 
@@ -77,6 +82,20 @@ inline std::string default_python() {
   const char* p = std::getenv("HANDGRAD_PYTHON");
   return p && *p ? p : "python3";
 }
+
+// The flags of a bench timed beside PyTorch: --no-torch (handgrad alone) and --python EXE (the
+// peer's interpreter).
+struct PeerFlags {
+  bool torch = true;
+  std::string python = default_python();
+  template <typename Next>
+  bool take(const std::string& flag, Next next) {
+    if (flag == "--no-torch") torch = false;
+    else if (flag == "--python") python = next();
+    else return false;
+    return true;
+  }
+};
 
 // bench/<name>: the folder named by the environment's HANDGRAD_BENCH_DIR (a program carried to
 // another machine, where the source tree sits elsewhere: scripts/gpu-check sets it), else the one

@@ -113,7 +113,25 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
-class Sequential(Module):
+class _InOrder(Module):
+    """Modules held in order and named by position: their number, iteration over them, one by
+    index and a slice as a holder of the same kind."""
+
+    def _of(self, modules):
+        raise NotImplementedError
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, index):
+        mods = list(self._modules.values())
+        return self._of(mods[index]) if isinstance(index, slice) else mods[index]
+
+
+class Sequential(_InOrder):
     """Modules called one after another; their parameters are named "0.weight", "1.bias", ...
     as PyTorch names them (or by the keys of an OrderedDict given as the one argument)."""
 
@@ -139,20 +157,11 @@ class Sequential(Module):
         setattr(self, str(len(self._modules)), module)
         return self
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def __getitem__(self, index):
-        mods = list(self._modules.values())
-        if isinstance(index, slice):
-            return Sequential(*mods[index])
-        return mods[index]
+    def _of(self, modules):
+        return Sequential(*modules)
 
 
-class ModuleList(Module):
+class ModuleList(_InOrder):
     """A list of modules whose parameters the holder sees ("blocks.0.ln1.weight", ...); it has no
     forward of its own: iterate over it."""
 
@@ -174,17 +183,8 @@ class ModuleList(Module):
             self.append(m)
         return self
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def __getitem__(self, index):
-        mods = list(self._modules.values())
-        if isinstance(index, slice):
-            return ModuleList(mods[index])
-        return mods[index]
+    def _of(self, modules):
+        return ModuleList(modules)
 
     def __setitem__(self, index, module):
         keys = list(self._modules)

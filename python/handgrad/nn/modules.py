@@ -209,42 +209,36 @@ class Module:
 
 
 class _Wrapped(Module):
-    """A Python face for a C++ module the library already made (a TinyCharLM's submodules)."""
+    """A Python face for a C++ module of the library: made here (Linear, Embedding) or by it (a
+    TinyCharLM's submodules)."""
 
     def __init__(self, cpp):
         super().__init__()
         object.__setattr__(self, "_cpp", cpp)
 
 
-class Linear(Module):
+def _from_cpp(attr, doc):
+    """A read-only property: the C++ module's attribute of that name."""
+    return property(lambda self: getattr(self._cpp, attr), doc=doc)
+
+
+def _weight_size(dim, doc):
+    """A read-only property: the weight's size along dim."""
+    return property(lambda self: self.weight.shape[dim], doc=doc)
+
+
+class Linear(_Wrapped):
     """y = x Wᵀ + b with W (out_features, in_features), b (out_features); W and b uniform in
     ±1/sqrt(in_features), as PyTorch initialises them."""
 
     def __init__(self, in_features, out_features, bias=True, dtype=None, generator=None, _cpp=None):
-        super().__init__()
-        cpp = _cpp if _cpp is not None else _C.nn.Linear(in_features, out_features, bias,
-                                                         _default_generator(generator), _dtype(dtype))
-        object.__setattr__(self, "_cpp", cpp)
+        super().__init__(_cpp if _cpp is not None else _C.nn.Linear(in_features, out_features, bias,
+                                                                   _default_generator(generator), _dtype(dtype)))
 
-    @property
-    def weight(self):
-        """The weight, (out_features, in_features)."""
-        return self._cpp.weight
-
-    @property
-    def bias(self):
-        """The bias, (out_features,), or None."""
-        return self._cpp.bias
-
-    @property
-    def in_features(self):
-        """The size of each input's last dim."""
-        return self.weight.shape[1]
-
-    @property
-    def out_features(self):
-        """The size of each output's last dim."""
-        return self.weight.shape[0]
+    weight = _from_cpp("weight", "The weight, (out_features, in_features).")
+    bias = _from_cpp("bias", "The bias, (out_features,), or None.")
+    in_features = _weight_size(1, "The size of each input's last dim.")
+    out_features = _weight_size(0, "The size of each output's last dim.")
 
     def forward(self, input):
         """input @ weight.T + bias, over input's last dim."""
@@ -254,30 +248,17 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class Embedding(Module):
+class Embedding(_Wrapped):
     """Rows of a (num_embeddings, embedding_dim) table, looked up by int64 indices. Initialised
     N(0, 0.02²), as TinyCharLM uses it (PyTorch's nn.Embedding draws N(0, 1))."""
 
     def __init__(self, num_embeddings, embedding_dim, dtype=None, generator=None, _cpp=None):
-        super().__init__()
-        cpp = _cpp if _cpp is not None else _C.nn.Embedding(num_embeddings, embedding_dim,
-                                                            _default_generator(generator), _dtype(dtype))
-        object.__setattr__(self, "_cpp", cpp)
+        super().__init__(_cpp if _cpp is not None else _C.nn.Embedding(num_embeddings, embedding_dim,
+                                                                      _default_generator(generator), _dtype(dtype)))
 
-    @property
-    def weight(self):
-        """The table, (num_embeddings, embedding_dim)."""
-        return self._cpp.weight
-
-    @property
-    def num_embeddings(self):
-        """The number of rows (the vocabulary size)."""
-        return self.weight.shape[0]
-
-    @property
-    def embedding_dim(self):
-        """The length of each row."""
-        return self.weight.shape[1]
+    weight = _from_cpp("weight", "The table, (num_embeddings, embedding_dim).")
+    num_embeddings = _weight_size(0, "The number of rows (the vocabulary size).")
+    embedding_dim = _weight_size(1, "The length of each row.")
 
     def forward(self, input):
         """The rows input (int64 indices) picks: weight[input]."""
