@@ -277,38 +277,41 @@ constexpr OpDef kToDtype{.name = "to_dtype", .saves_nothing = "the gradient conv
                           .checked_by = "tests/engine/test_engine.cpp, dtype conversion is differentiable",
                           .tangent = "ȯ = ẋ converted alike"};
 
-Tensor Tensor::to(DType t, Site where) const {
-  check_defined("to");
-  if (t == dtype()) return *this;
-  Tensor out = empty(shape(), t, device());
-  {
-    NoGradGuard ng;
-    out.copy_(*this);  // copy_ converts dtypes, on either device
-  }
-  if (!is_floating(t) || !is_floating(dtype())) return out;  // index/mask conversions are not differentiable
-  DType from = dtype();
-  return recorded(kToDtype, *this, out, [from](const std::vector<Tensor>& g, const Saved&) {
-    return std::vector<Tensor>{g[0].to(from)};
-  }, [t](const Tensor& dot) { return dot.to(t); }, where);
-}
-
 constexpr OpDef kToDevice{.name = "to_device", .saves_nothing = "the gradient moves back",
                           .derivation = "engine/views.cpp",
                            .checked_by = "tests/gpu/test_dispatch.cpp, engine copies across devices",
                            .tangent = "ȯ = ẋ moved alike"};
 
+namespace {
+
+// `x` copied into `out` (another dtype or another device). Recorded when `def` is given: the
+// gradient goes back to `from` (x's dtype or device), the tangent forward to `to`.
+template <typename Where>
+Tensor copied(const OpDef* def, const Tensor& x, Tensor out, Where from, Where to, Site site) {
+  {
+    NoGradGuard ng;
+    out.copy_(x);  // copy_ converts dtypes, and moves across devices
+  }
+  if (!def) return out;
+  return recorded(*def, x, out, [from](const std::vector<Tensor>& g, const Saved&) {
+    return std::vector<Tensor>{g[0].to(from)};
+  }, [to](const Tensor& dot) { return dot.to(to); }, site);
+}
+
+}  // namespace
+
+Tensor Tensor::to(DType t, Site where) const {
+  check_defined("to");
+  if (t == dtype()) return *this;
+  // Index and mask conversions are not differentiable: not recorded.
+  const bool differentiable = is_floating(t) && is_floating(dtype());
+  return copied(differentiable ? &kToDtype : nullptr, *this, empty(shape(), t, device()), dtype(), t, where);
+}
+
 Tensor Tensor::to(Device d, Site where) const {
   check_defined("to");
   if (d == device()) return *this;
-  Tensor out = empty(shape(), dtype(), d);
-  {
-    NoGradGuard ng;
-    out.copy_(*this);
-  }
-  Device from = device();
-  return recorded(kToDevice, *this, out, [from](const std::vector<Tensor>& g, const Saved&) {
-    return std::vector<Tensor>{g[0].to(from)};
-  }, [d](const Tensor& dot) { return dot.to(d); }, where);
+  return copied(&kToDevice, *this, empty(shape(), dtype(), d), device(), d, where);
 }
 
 // ---------------------------------------------------------------- the definitions, for the registry

@@ -41,8 +41,7 @@ class KeepOrigin {
  public:
   KeepOrigin();
   ~KeepOrigin();
-  KeepOrigin(const KeepOrigin&) = delete;
-  KeepOrigin& operator=(const KeepOrigin&) = delete;
+  KeepOrigin(KeepOrigin&&) = delete;  // a guard of this thread's scope: neither moved nor copied
  private:
   std::string previous_;
 };

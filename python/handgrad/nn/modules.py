@@ -216,6 +216,11 @@ class _Wrapped(Module):
         super().__init__()
         object.__setattr__(self, "_cpp", cpp)
 
+    def forward(self, input):
+        """The library's forward of this module (Linear's input @ weight.T + bias over input's last
+        dim, Embedding's weight[input] for int64 indices)."""
+        return self._cpp.forward(input)
+
 
 def _from_cpp(attr, doc):
     """A read-only property: the C++ module's attribute of that name."""
@@ -240,10 +245,6 @@ class Linear(_Wrapped):
     in_features = _weight_size(1, "The size of each input's last dim.")
     out_features = _weight_size(0, "The size of each output's last dim.")
 
-    def forward(self, input):
-        """input @ weight.T + bias, over input's last dim."""
-        return self._cpp.forward(input)
-
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
@@ -260,10 +261,6 @@ class Embedding(_Wrapped):
     num_embeddings = _weight_size(0, "The number of rows (the vocabulary size).")
     embedding_dim = _weight_size(1, "The length of each row.")
 
-    def forward(self, input):
-        """The rows input (int64 indices) picks: weight[input]."""
-        return self._cpp.forward(input)
-
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}"
 
@@ -277,6 +274,10 @@ class _Block(_Wrapped):
         if name == "proj":
             return Linear(0, 0, _cpp=self._cpp.proj)
         raise KeyError(f"a TinyCharLM block holds 'qkv' and 'proj', not {name!r}")
+
+    def forward(self, input):
+        """Not run alone: a TinyCharLM runs its blocks (call the model, model(x))."""
+        raise NotImplementedError("a TinyCharLM block runs inside its model: call the model, model(x)")
 
     def extra_repr(self):
         return f"qkv={tuple(self._cpp.qkv.weight.shape)}, proj={tuple(self._cpp.proj.weight.shape)}"
