@@ -307,7 +307,7 @@ TEST_CASE("labs: --device takes cpu or cuda; cuda without a usable GPU is an err
   } else {
     CHECK_THROWS_WITH_AS(device_description(Device::cuda), doctest::Contains("--device cuda: "), Error);
     bool ran = false;
-    CHECK(run_lab("test", "", Device::cuda, [&](Report&) { ran = true; }) == 1);
+    CHECK(run_lab("test", "", Device::cuda, [&](Report&) { ran = true; }) == kExitCannotRun);  // the environment cannot run it
     CHECK_FALSE(ran);
   }
 }
