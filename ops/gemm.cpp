@@ -7,10 +7,12 @@
 #include <cblas.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cpu/kernels.h"
 #include "engine/error.h"
@@ -49,18 +51,34 @@ void blas_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, doub
 }
 #else
 // C = alpha op(A) op(B) + beta C, row-major, each element's sum in the order of k; beta = 0
-// overwrites C (a NaN there is not read), as a BLAS does.
+// overwrites C (a NaN there is not read), as a BLAS does. A row of C is built at once, k by k, from
+// rows of op(B) (copied into rows first when B is transposed): the inner loop runs along
+// contiguous memory, which the compiler vectorises (WebAssembly's simd128), and each C[i][j]
+// still adds its products in the order of k, as one dot product at a time would.
 template <typename T>
 void blas_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      T acc = 0;
-      for (int64_t k = 0; k < K; ++k)
-        acc += (trans_a ? A[k * lda + i] : A[i * lda + k]) * (trans_b ? B[j * ldb + k] : B[k * ldb + j]);
-      T& c = C[i * ldc + j];
-      c = beta == T(0) ? alpha * acc : alpha * acc + beta * c;
+  std::vector<T> rows_of_b;
+  if (trans_b) {
+    rows_of_b.resize(static_cast<size_t>(K * N));
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k) rows_of_b[static_cast<size_t>(k * N + j)] = B[j * ldb + k];
+    B = rows_of_b.data();
+    ldb = N;
+  }
+  std::vector<T> acc(static_cast<size_t>(N));
+  for (int64_t i = 0; i < M; ++i) {
+    std::fill(acc.begin(), acc.end(), T(0));
+    for (int64_t k = 0; k < K; ++k) {
+      const T a = trans_a ? A[k * lda + i] : A[i * lda + k];
+      const T* b = B + k * ldb;
+      T* out = acc.data();
+      for (int64_t j = 0; j < N; ++j) out[j] += a * b[j];
     }
+    T* c = C + i * ldc;
+    for (int64_t j = 0; j < N; ++j) c[j] = beta == T(0) ? alpha * acc[static_cast<size_t>(j)]
+                                                         : alpha * acc[static_cast<size_t>(j)] + beta * c[j];
+  }
 }
 #endif
 
