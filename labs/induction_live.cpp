@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "induction_lab.h"
+#include "kit.h"
 #include "nn/checkpoint.h"
 #include "nn/data.h"
 
@@ -18,13 +19,15 @@ namespace {
 
 using nlohmann::json;
 
-// A whole number in [lo, hi] at `key` of `o`, or an hg::Error naming the request's field.
+// The whole number from lo to hi at `key` of the request's object `o`.
 int64_t whole(const json& o, const char* key, int64_t lo, int64_t hi) {
-  if (!o.contains(key) || !o[key].is_number_integer())
-    fail("induction_live", "'{}' must be a whole number from {} to {}", key, lo, hi);
-  const int64_t v = o[key].get<int64_t>();
-  if (v < lo || v > hi) fail("induction_live", "'{}' = {} is not from {} to {}", key, v, lo, hi);
-  return v;
+  return whole_number_field(o.value(key, json()), "induction_live", fmt::format("'{}'", key), lo, hi);
+}
+
+// The request's part `key` (its "sequence", "study" or "batch"), which must be an object.
+const json& part(const json& q, const char* key) {
+  if (!q[key].is_object()) fail("induction_live", "'{}' must be an object, got {}", key, q[key].dump());
+  return q[key];
 }
 
 // Rows of a (R, C) tensor as nested lists of doubles.
@@ -49,6 +52,7 @@ std::string InductionLive::answer(const std::string& request) {
   json out;
   try {
     const json q = json::parse(request);
+    if (!q.is_object()) fail("induction_live", "the request must be a JSON object, got {}", q.dump());
     const nn::TinyCharLMConfig& cfg = model_->config();
     model_->clear_ablations();
     if (q.contains("ablate")) {
@@ -65,13 +69,13 @@ std::string InductionLive::answer(const std::string& request) {
     }
     NoGradGuard ng;
     if (q.contains("sequence")) {
-      const json& s = q["sequence"];
+      const json& s = part(q, "sequence");
       const int64_t lmax = whole(s, "Lmax", 1, 63), lmin = whole(s, "Lmin", 1, lmax);
       Generator gen(static_cast<uint64_t>(whole(s, "seed", 0, std::numeric_limits<int64_t>::max())));
       const nn::RepeatedBatch d = nn::repeated_batch(1, 64, cfg.vocab, lmin, lmax, gen);
       out = {{"tokens", d.tokens.select(0, 0).to_int_vector()}, {"L", d.lengths.to_int_vector()[0]}};
     } else if (q.contains("study")) {
-      const json& s = q["study"];
+      const json& s = part(q, "study");
       if (!s.contains("tokens") || !s["tokens"].is_array() || s["tokens"].size() < 2 || s["tokens"].size() > 257)
         fail("induction_live", "'tokens' must be a list of 2 to 257 tokens");
       std::vector<int64_t> tokens;
@@ -105,7 +109,7 @@ std::string InductionLive::answer(const std::string& request) {
       out = {{"patterns", std::move(patterns)}, {"loss", std::move(loss)}, {"predicted", std::move(predicted)},
              {"correct", std::move(correct)}, {"prev", hs.prev}, {"induction", hs.induction}};
     } else if (q.contains("batch")) {
-      const json& s = q["batch"];
+      const json& s = part(q, "batch");
       const int64_t lmax = whole(s, "Lmax", 1, 63), lmin = whole(s, "Lmin", 1, lmax);
       const int64_t n = whole(s, "n", 1, 4096);
       Generator gen(static_cast<uint64_t>(whole(s, "seed", 0, std::numeric_limits<int64_t>::max())));

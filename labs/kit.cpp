@@ -125,6 +125,13 @@ void add_training_flags(CLI::App& app, const TrainingFlags& f, const std::string
   if (f.quiet) app.add_flag("--quiet", *f.quiet, "no progress line on stderr");
 }
 
+int64_t whole_number_field(const nlohmann::json& j, const char* who, const std::string& what, int64_t lo, int64_t hi) {
+  if (!j.is_number_integer()) fail(who, "{} must be a whole number", what);
+  const int64_t v = j.get<int64_t>();
+  if (v < lo || v > hi) fail(who, "{} is {}; it must be from {} to {}", what, v, lo, hi);
+  return v;
+}
+
 std::string default_out(const std::string& lab) { return (fs::path("labs_out") / lab).string(); }
 
 std::string row_str(const std::vector<double>& v, int decimals) {

@@ -4,6 +4,7 @@
 // its checks, are in report.h.)
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -15,6 +16,10 @@
 #include "output.h"
 
 namespace hg::lab {
+
+// A live page's request field that must be a whole number from lo to hi: its value, or an
+// hg::Error from `who` naming the field ("loss's row is 2; it must be from 0 to 1").
+int64_t whole_number_field(const nlohmann::json& j, const char* who, const std::string& what, int64_t lo, int64_t hi);
 
 // Every lab's command line: help that shows each option's argument and default without CLI11's
 // type names ("--steps N (0 to 10000000), default 5000"), and --version (the library's version).

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "kit.h"
 #include "three_token_report.h"
 #include "three_token_tangent.h"
 
@@ -51,10 +52,7 @@ std::vector<double> read_matrix(const json& request, const char* name, int64_t& 
 }
 
 int64_t read_index(const json& j, const char* what, int64_t size) {
-  if (!j.is_number_integer()) fail("live page", "{} must be a whole number", what);
-  const int64_t i = j.get<int64_t>();
-  if (i < 0 || i >= size) fail("live page", "{} is {}; it must be from 0 to {}", what, i, size - 1);
-  return i;
+  return whole_number_field(j, "live page", what, 0, size - 1);
 }
 
 // The request as the lab's own types: the case and the variant, the fault, the direction.
