@@ -140,6 +140,8 @@ def test_parameters_are_the_same_tensors_python_sees():
     E = model.token_emb.weight
     assert E.data_ptr() == named["token_emb.weight"].data_ptr()
     assert model.blks[0]["qkv"].weight.data_ptr() == named["blks.0.qkv.weight"].data_ptr()
+    with pytest.raises(NotImplementedError, match="call the model"):  # a block runs inside its model
+        model.blks[0](hg.ones(1, 2, 8))
     x, L = hg.nn.repeated_batch(2, 8, 16, 2, 4, generator=seeded(1))
     F.cross_entropy(model(x[:, :-1]).reshape(-1, 16), x[:, 1:].reshape(-1)).backward()
     assert E.grad is not None and np.abs(np_of(E.grad)).max() > 0  # the C++ backward's gradient, seen here

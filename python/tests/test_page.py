@@ -48,6 +48,13 @@ def test_to_html_with_recompute_checks_each_gradient():
     assert checked and all(g["ok"] for g in checked)
 
 
+def test_tensor_takes_a_name():
+    assert hg.tensor([1.0, 2.0], name="Q").name == "Q"
+    assert hg.tensor(1.0).name == ""
+    with pytest.raises(TypeError, match="name must be a str"):
+        hg.tensor([1.0], name=3)
+
+
 def test_to_html_refuses_what_is_not_a_graph(tmp_path):
     with pytest.raises(TypeError):
         hg.to_html([1, 2])

@@ -197,6 +197,21 @@ TEST_CASE("dtype conversion is differentiable: the gradient comes back in the in
   CHECK(x.grad().to_vector() == std::vector<double>{3.0, 3.0});
 }
 
+TEST_CASE("dtype conversion: its tangent is converted alike; to an integer dtype nothing is recorded") {
+  Tensor x = tensor({1.0, -2.0}, {2}, DType::f32).requires_grad_();
+  {
+    DualLevel level;
+    const Dual d = unpack_dual(make_dual(x.detach(), tensor({0.5, 4.0}, {2}, DType::f32)).to(DType::f64));
+    CHECK(d.primal.dtype() == DType::f64);
+    CHECK(d.tangent.dtype() == DType::f64);
+    CHECK(d.tangent.to_vector() == std::vector<double>{0.5, 4.0});
+  }
+  const Tensor n = x.to(DType::i64);
+  CHECK_FALSE(n.requires_grad());
+  CHECK(n.to_int_vector() == std::vector<int64_t>{1, -2});
+  CHECK(x.to(DType::f32).id() == x.id());  // the same dtype: the tensor itself
+}
+
 TEST_CASE("the seeded generator repeats exactly") {
   Generator g1(42), g2(42);
   CHECK(randn({5}, g1, DType::f64).to_vector() == randn({5}, g2, DType::f64).to_vector());
