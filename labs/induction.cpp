@@ -5,12 +5,15 @@
 // The computations are in induction_lab.cpp / induction_run.cpp (the labkit); this file parses flags.
 // --device cuda runs the whole lab on a GPU; --compare-devices N trains the 2-block model for N steps
 // on the CPU and on the GPU and compares the two loss curves (exit status 1 when they differ by more
-// than float32 rounding explains).
+// than float32 rounding explains). --live FILE writes the page where the trained model is studied in
+// a browser, every number recomputed there by the library built as WebAssembly (labs/induction_page.h).
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "induction_run.h"
 #include "kit.h"
 #include "report.h"
+#include "viz/html.h"
 
 using namespace hg::lab;
 using namespace hg::lab::induction;
@@ -36,6 +39,12 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(whole_number_in(1, kMaxBatch));
   add_json_option(app, json);
   CLI::Option* device = add_device_option(app, o.device);
+  CLI::Option* live = app.add_option("--live", o.live,
+                 "write the live page: the 2-block model (trained here, or --load's) in a browser, every head's "
+                 "attention, the losses, head ablations, the gradient behind a prediction and the circuits, recomputed "
+                 "there by the library built as WebAssembly (one self-contained file, works offline; needs the full "
+                 "build with Emscripten installed). The shortcut experiment and the 1-block control are left out")
+      ->check(writable_file());
   int64_t compare_steps = 0;
   app.add_option("--compare-devices", compare_steps,
                  "instead of the lab: train the 2-block model for N steps (100 when N is left out) on the CPU and on "
@@ -46,6 +55,17 @@ int main(int argc, char** argv) {
       ->check(whole_number_in(1, kMaxSteps))
       ->excludes(device);
   if (const int status = parse_flags(app, argc, argv); status >= 0) return status;
+  if (live->count() > 0) {
+    // The page's module, read before any work: without it, say how to build it (exit status 3).
+    try {
+      o.live_module = hg::read_live_module(HANDGRAD_INDUCTION_MODULE, "handgradInduction");
+    } catch (const hg::Error& e) {
+      fmt::print(stderr, "error: --live: {}\n", e.what());
+      return kExitCannotRun;
+    }
+    o.one_block = false;
+    if (app.count("--shortcut-steps") == 0) o.shortcut_steps = 0;
+  }
   o.pictures = !no_pictures;
   o.progress = !quiet;
 

@@ -174,10 +174,22 @@ History train_repeat(TinyCharLM& model, const TrainSetup& s, Generator& gen, con
   return h;
 }
 
+namespace {
+CopyEval copy_eval_of(const Tensor& logits, const RepeatedBatch& data) {
+  nn::SplitLoss l = nn::split_losses(logits, targets_of(data), data.lengths);
+  return {l.first, l.later, l.later_acc, l.n_first, l.n_later};
+}
+}  // namespace
+
 CopyEval eval_copy_on(const TinyCharLM& model, const RepeatedBatch& data) {
   NoGradGuard ng;
-  nn::SplitLoss l = nn::split_losses(model.forward(inputs_of(data)), targets_of(data), data.lengths);
-  return {l.first, l.later, l.later_acc};
+  return copy_eval_of(model.forward(inputs_of(data)), data);
+}
+
+BatchFigures batch_figures(const TinyCharLM& model, const RepeatedBatch& data) {
+  NoGradGuard ng;
+  const Tensor logits = model.forward(inputs_of(data));
+  return {copy_eval_of(logits, data), nn::accuracy_per_position(logits, targets_of(data))};
 }
 
 CopyEval eval_copy(const TinyCharLM& model, int64_t Lmin, int64_t Lmax, Generator& gen, int64_t batch) {
@@ -226,6 +238,8 @@ HeadScores head_scores(const TinyCharLM& model, const RepeatedBatch& data) {
     }
     hs.prev.push_back(prev);
     hs.induction.push_back(ind);
+    hs.n_prev = B * (T - 1);
+    hs.n_induction = n_valid;
   }
   return hs;
 }
@@ -264,6 +278,17 @@ double diagonal_fraction(const Tensor& C) {
   return static_cast<double>(hits) / static_cast<double>(V);
 }
 
+std::vector<int64_t> strongest_induction_heads(const HeadScores& scores, size_t k) {
+  if (scores.induction.empty()) return {};
+  const std::vector<double>& ind = scores.induction.back();
+  std::vector<int64_t> order(ind.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return ind[static_cast<size_t>(x)] > ind[static_cast<size_t>(y)]; });
+  order.resize(std::min(k, order.size()));
+  return order;
+}
+
 Ablations ablate_heads(TinyCharLM& model, const RepeatedBatch& data, const HeadScores& scores) {
   const auto& cfg = model.config();
   Ablations a;
@@ -278,14 +303,9 @@ Ablations ablate_heads(TinyCharLM& model, const RepeatedBatch& data, const HeadS
     }
     a.single.push_back(row);
   }
-  const std::vector<double>& ind = scores.induction.back();
-  std::vector<int64_t> order(ind.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return ind[static_cast<size_t>(x)] > ind[static_cast<size_t>(y)]; });
-  if (order.size() >= 2) {
-    a.strongest = {order[0], order[1]};
-    model.ablate_head(cfg.blocks - 1, order[0]);
-    model.ablate_head(cfg.blocks - 1, order[1]);
+  a.strongest = strongest_induction_heads(scores, 2);
+  if (a.strongest.size() == 2) {
+    for (int64_t h : a.strongest) model.ablate_head(cfg.blocks - 1, h);
     a.strongest_pair = eval_copy_on(model, data).later;
   }
   model.clear_ablations();
@@ -338,58 +358,6 @@ Transition transition_step(const std::vector<double>& later_two, const std::vect
   t.midpoint = first_below(t.plateau - 0.5 * drop);
   t.end = first_below(t.plateau - 0.9 * drop);
   return t;
-}
-
-// How close the CPU's and the GPU's loss curves should be (kDeviceTolerance). Both run float32 with
-// the same formulas in different orders (cuBLAS vs OpenBLAS blocking, the GPU's own reductions and
-// expf), so each result may differ in its last bits: relative 6e-8 per rounding. The loss is a
-// float32 number near log 64 ≈ 4.16 whose spacing there is 4.8e-7 (1.15e-7 relative), and at the
-// start the logits are small (embeddings N(0, 0.02²)), so the loss barely feels their last bits.
-// Measured:
-//   - emulation (tests/gpu/emulation: the CUDA kernels and a naive-loop cuBLAS without FMA, against
-//     OpenBLAS's FMA kernels), lab model, batch 1, 100 steps: the curves are equal, bit for bit;
-//     tiny model (d 16, batch 4, lr 1e-2), 20 steps: largest relative difference 8.5e-8 (< 1 spacing).
-//   - CPU only, lab model, seed 1, batch 128: two runs whose initial weights differ by one float32
-//     ulp stay within one spacing (1.2e-7) for ~800 steps, differ by 1e-6 at step 1,200 and by
-//     5.5e-5 in the loss transition (steps 1,500-1,600; the later-copy loss by 2.2e-4).
-// A GPU adds fresh last-bit differences every step, not once, so it may drift faster than that
-// one-ulp nudge; 1e-5 (~85 spacings, 10-100 times what these suggest for 100 steps) still fails
-// anything that is not rounding: a wrong kernel, or TF32 matmuls (10-bit mantissas, ~1e-3).
-DeviceRuns train_on_both_devices(const nn::TinyCharLMConfig& cfg, const TrainSetup& setup, uint64_t seed,
-                                 const Progress& cpu_progress, const Progress& gpu_progress) {
-  DeviceRuns r;
-  {
-    Generator gen(seed);
-    TinyCharLM model(cfg, gen);
-    r.cpu = train_repeat(model, setup, gen, cpu_progress);
-  }
-  Generator gen(seed);
-  TinyCharLM model(cfg, gen);  // initialised on the host from the same draws, then moved
-  model.to(Device::cuda);
-  r.gpu = train_repeat(model, setup, gen, gpu_progress);
-  return r;
-}
-
-CurveDiff curve_difference(const std::vector<double>& cpu, const std::vector<double>& gpu) {
-  if (cpu.size() != gpu.size())
-    fail("curve_difference", "the curves have {} (cpu) and {} (gpu) steps; they must have as many", cpu.size(),
-         gpu.size());
-  CurveDiff d;
-  double num = 0, den = 0;
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    const double a = std::abs(gpu[i] - cpu[i]);
-    const double r = cpu[i] != 0 ? a / std::abs(cpu[i]) : (a == 0 ? 0.0 : HUGE_VAL);
-    d.abs.push_back(a);
-    d.rel.push_back(r);
-    if (!(r <= d.max_rel)) {  // a NaN on either side counts as the largest difference
-      d.max_rel = std::isnan(r) ? HUGE_VAL : r;
-      d.max_rel_step = static_cast<int64_t>(i) + 1;
-    }
-    num += a * a;
-    den += cpu[i] * cpu[i];
-  }
-  d.norm_rel = num == 0 ? 0.0 : den > 0 && std::isfinite(num) ? std::sqrt(num / den) : HUGE_VAL;
-  return d;
 }
 
 }  // namespace hg::lab::induction

@@ -85,6 +85,7 @@ History train_repeat(nn::TinyCharLM& model, const TrainSetup& setup, Generator& 
 // eval_copy: first-copy loss, later-copy loss and later-copy accuracy on a fresh batch.
 struct CopyEval {
   double first = 0, later = 0, acc = 0;
+  int64_t n_first = 0, n_later = 0;  // how many targets each mean is over (acc: the later ones)
 };
 CopyEval eval_copy(const nn::TinyCharLM& model, int64_t Lmin, int64_t Lmax, Generator& gen, int64_t batch = 256);
 // The same numbers on a given batch, on the model's device (for comparing ablations on identical inputs).
@@ -98,11 +99,22 @@ double offset_mass(const Tensor& maps, int64_t offset);
 // (diagonal −1) and on the induction target j = i + 1 − L (over the positions where j >= 0).
 struct HeadScores {
   std::vector<std::vector<double>> prev, induction;  // [block][head]
+  int64_t n_prev = 0, n_induction = 0;  // how many (sequence, position) entries each mean is over
 };
 HeadScores head_scores(const nn::TinyCharLM& model, const nn::RepeatedBatch& data);
+// The last block's `k` heads with the largest induction score, strongest first (ties: the lower head).
+std::vector<int64_t> strongest_induction_heads(const HeadScores& scores, size_t k = 2);
 
 // Accuracy of argmax per target position t = 1..T-1 on the batch's inputs x[:, :-1].
 std::vector<double> accuracy_per_position(const nn::TinyCharLM& model, const nn::RepeatedBatch& data);
+
+// The copy evaluation and the accuracy per position of one batch from one forward (what the live
+// page asks of each piece of its batch, and the figures the lab gives it to compare with).
+struct BatchFigures {
+  CopyEval copy;
+  std::vector<double> acc_per_position;
+};
+BatchFigures batch_figures(const nn::TinyCharLM& model, const nn::RepeatedBatch& data);
 
 // C = E W_OVᵀ Eᵀ (V, V), W_OV = Σ_h proj.weight[:, h] qkv.weight[2D + h] summed over `block`'s heads:
 // C[a, b] = e_bᵀ W_OV e_a is the boost that attending to token a gives to the logit of token b.
@@ -115,7 +127,7 @@ double diagonal_fraction(const Tensor& C);
 struct Ablations {
   double baseline = 0;
   std::vector<std::vector<double>> single;  // [block][head]: that head alone zeroed
-  std::vector<int64_t> strongest;           // the last block's two heads with the largest induction score
+  std::vector<int64_t> strongest;           // strongest_induction_heads(scores, 2)
   double strongest_pair = 0;                // both zeroed together
 };
 Ablations ablate_heads(nn::TinyCharLM& model, const nn::RepeatedBatch& data, const HeadScores& scores);

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "induction_lab.h"
+#include "induction_why.h"
 #include "kit.h"
 #include "nn/checkpoint.h"
 #include "nn/data.h"
@@ -30,6 +31,19 @@ const json& part(const json& q, const char* key) {
   return q[key];
 }
 
+// The request's "tokens": 2 to 257 whole numbers below the vocabulary size.
+std::vector<int64_t> tokens_of(const json& s, int64_t vocab) {
+  if (!s.contains("tokens") || !s["tokens"].is_array() || s["tokens"].size() < 2 || s["tokens"].size() > 257)
+    fail("induction_live", "'tokens' must be a list of 2 to 257 tokens");
+  std::vector<int64_t> tokens;
+  for (const json& t : s["tokens"]) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= vocab)
+      fail("induction_live", "each token must be a whole number from 0 to {}, got {}", vocab - 1, t.dump());
+    tokens.push_back(t.get<int64_t>());
+  }
+  return tokens;
+}
+
 // Rows of a (R, C) tensor as nested lists of doubles.
 json rows_of(const Tensor& t) {
   const std::vector<double> v = t.to(DType::f64).contiguous().to_vector();
@@ -38,6 +52,38 @@ json rows_of(const Tensor& t) {
   for (int64_t r = 0; r < R; ++r)
     rows.push_back(std::vector<double>(v.begin() + r * C, v.begin() + (r + 1) * C));
   return rows;
+}
+
+// Every head's QK circuit E W_qᵀ W_k Eᵀ / √d_h (the score a query token gives a key token at offset
+// 0, where RoPE's rotation R(j − i) is the identity) and every block's OV copying matrix
+// (ov_copy_matrix), each with the fraction of rows whose largest entry is on the diagonal.
+json circuits(const nn::TinyCharLM& model) {
+  const nn::TinyCharLMConfig& cfg = model.config();
+  const int64_t d = cfg.d, H = cfg.heads, d_h = d / H;
+  const Tensor E = model.token_emb->weight.detach().to(DType::f64);
+  json qk = json::array(), qk_diag = json::array(), ov = json::array(), ov_diag = json::array();
+  for (int64_t b = 0; b < cfg.blocks; ++b) {
+    const Tensor W = model.blks[static_cast<size_t>(b)]->qkv->weight.detach().to(DType::f64);  // (3d, d)
+    json heads = json::array(), diags = json::array();
+    for (int64_t h = 0; h < H; ++h) {
+      const Tensor q = matmul(E, W.slice(0, h * d_h, (h + 1) * d_h).transpose(0, 1));          // (V, d_h)
+      const Tensor k = matmul(E, W.slice(0, d + h * d_h, d + (h + 1) * d_h).transpose(0, 1));  // (V, d_h)
+      const Tensor C = mul(matmul(q, k.transpose(0, 1)), 1.0 / std::sqrt(static_cast<double>(d_h)));
+      heads.push_back(rows_of(C));
+      diags.push_back(diagonal_fraction(C));
+    }
+    qk.push_back(std::move(heads));
+    qk_diag.push_back(std::move(diags));
+    const Tensor C = ov_copy_matrix(model, b);
+    ov.push_back(rows_of(C));
+    ov_diag.push_back(diagonal_fraction(C));
+  }
+  return {{"qk", std::move(qk)}, {"qk_diagonal", std::move(qk_diag)}, {"ov", std::move(ov)},
+          {"ov_diagonal", std::move(ov_diag)},
+          {"rope", "RoPE rotates queries and keys by their positions before the inner product, so the score of query "
+                   "position i on key position j holds the relative rotation R(j − i): e_aᵀ W_qᵀ R(j − i) W_k e_b / √d_h. "
+                   "These maps are that score at offset 0, where R(0) is the identity. Values are not rotated: the OV "
+                   "circuit is the same at every offset."}};
 }
 
 }  // namespace
@@ -76,14 +122,7 @@ std::string InductionLive::answer(const std::string& request) {
       out = {{"tokens", d.tokens.select(0, 0).to_int_vector()}, {"L", d.lengths.to_int_vector()[0]}};
     } else if (q.contains("study")) {
       const json& s = part(q, "study");
-      if (!s.contains("tokens") || !s["tokens"].is_array() || s["tokens"].size() < 2 || s["tokens"].size() > 257)
-        fail("induction_live", "'tokens' must be a list of 2 to 257 tokens");
-      std::vector<int64_t> tokens;
-      for (const json& t : s["tokens"]) {
-        if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= cfg.vocab)
-          fail("induction_live", "each token must be a whole number from 0 to {}, got {}", cfg.vocab - 1, t.dump());
-        tokens.push_back(t.get<int64_t>());
-      }
+      const std::vector<int64_t> tokens = tokens_of(s, cfg.vocab);
       const int64_t n = static_cast<int64_t>(tokens.size());
       const int64_t L = whole(s, "L", 1, n);
       const nn::RepeatedBatch d{index_tensor(tokens, {1, n}), index_tensor({L}, {1})};
@@ -112,14 +151,58 @@ std::string InductionLive::answer(const std::string& request) {
       const json& s = part(q, "batch");
       const int64_t lmax = whole(s, "Lmax", 1, 63), lmin = whole(s, "Lmin", 1, lmax);
       const int64_t n = whole(s, "n", 1, 4096);
+      const int64_t from = s.contains("from") ? whole(s, "from", 0, n - 1) : 0;
+      const int64_t count = s.contains("count") ? whole(s, "count", 1, n - from) : n - from;
       Generator gen(static_cast<uint64_t>(whole(s, "seed", 0, std::numeric_limits<int64_t>::max())));
-      const nn::RepeatedBatch d = nn::repeated_batch(n, 64, cfg.vocab, lmin, lmax, gen);
+      // The whole batch is drawn (as the lab draws it), then sequences [from, from + count) evaluated:
+      // a page asks for it in pieces and weighs each mean by its count.
+      const nn::RepeatedBatch all = nn::repeated_batch(n, 64, cfg.vocab, lmin, lmax, gen);
+      const nn::RepeatedBatch d{all.tokens.slice(0, from, from + count).contiguous(),
+                                all.lengths.slice(0, from, from + count).contiguous()};
       const HeadScores hs = head_scores(*model_, d);
-      const CopyEval e = eval_copy_on(*model_, d);
-      out = {{"prev", hs.prev}, {"induction", hs.induction}, {"first", e.first}, {"later", e.later}, {"acc", e.acc},
-             {"acc_per_position", accuracy_per_position(*model_, d)}};
+      const BatchFigures f = batch_figures(*model_, d);
+      const CopyEval& e = f.copy;
+      out = {{"prev", hs.prev}, {"induction", hs.induction}, {"n_prev", hs.n_prev}, {"n_induction", hs.n_induction},
+             {"first", e.first}, {"later", e.later}, {"acc", e.acc}, {"n_first", e.n_first}, {"n_later", e.n_later},
+             {"acc_per_position", f.acc_per_position}, {"n", count}};
+    } else if (q.contains("why")) {
+      const json& s = part(q, "why");
+      const std::vector<int64_t> tokens = tokens_of(s, cfg.vocab);
+      const int64_t T = static_cast<int64_t>(tokens.size()) - 1;
+      const int64_t t = whole(s, "position", 0, T - 1);
+      WhyCheck check;
+      if (s.contains("check")) {
+        const json& c = s["check"];
+        if (c.is_object() && c.contains("embedding")) {
+          check.kind = WhyCheck::Kind::embedding;
+          check.key = whole(c, "embedding", 0, T - 1);
+        } else if (c.is_object() && c.contains("weight") && c["weight"].is_array() && c["weight"].size() == 4) {
+          check.kind = WhyCheck::Kind::weight;
+          const json& e = c["weight"];
+          for (const json& v : e)
+            if (!v.is_number_integer()) fail("induction_live", "'weight' must be [block, head, query, key], got {}", e.dump());
+          check.block = e[0].get<int64_t>(), check.head = e[1].get<int64_t>();
+          check.query = e[2].get<int64_t>(), check.key = e[3].get<int64_t>();
+        } else {
+          fail("induction_live", "'check' must be {{\"embedding\": position}} or {{\"weight\": [block, head, query, key]}}, "
+               "got {}", c.dump());
+        }
+      }
+      const Why why = why_prediction(*model_, tokens, t, check);
+      json weights = json::array();
+      for (const auto& block : why.weights) {
+        json heads = json::array();
+        for (const Tensor& g : block) heads.push_back(rows_of(g));
+        weights.push_back(std::move(heads));
+      }
+      out = {{"loss", why.loss}, {"target", tokens[static_cast<size_t>(t + 1)]}, {"embedding", why.embedding},
+             {"weights", std::move(weights)}};
+      if (why.checked)
+        out["check"] = {{"what", why.what}, {"analytic", why.analytic}, {"numeric", why.numeric}, {"eps", why.eps}};
+    } else if (q.contains("circuits")) {
+      out = circuits(*model_);
     } else {
-      fail("induction_live", "a request holds 'sequence', 'study' or 'batch'");
+      fail("induction_live", "a request holds 'sequence', 'study', 'batch', 'why' or 'circuits'");
     }
     out["ok"] = true;
   } catch (const std::exception& e) {

@@ -13,9 +13,21 @@
 //           "loss": [T] each target's cross-entropy, "predicted": [T], "correct": [T] (0/1),
 //           "prev": [block][head], "induction": [block][head]: the head scores on this sequence}
 //          over inputs x[:-1] and targets x[1:] (T = len(tokens) − 1), with those heads zeroed
-//   {"batch": {"seed": 4, "n": 256, "Lmin": 16, "Lmax": 32}, "ablate": [...]}
-//       -> {"prev", "induction": the head scores over that batch, "first", "later", "acc": the
-//           first- and later-copy loss and later-copy accuracy, "acc_per_position": [T]}
+//   {"batch": {"seed": 4, "n": 256, "Lmin": 16, "Lmax": 32, "from": 0, "count": 32}, "ablate": [...]}
+//       -> over sequences [from, from + count) of that batch (all of it without from and count):
+//          {"prev", "induction": the head scores, "n_prev", "n_induction": how many entries each is a
+//           mean of, "first", "later", "acc": the first- and later-copy loss and later-copy accuracy,
+//           "n_first", "n_later": their counts, "acc_per_position": [T], "n": count}; pieces combine
+//          exactly as means weighted by their counts
+//   {"why": {"tokens": [...], "L": 23, "position": t, "check": {"embedding": j} or
+//            {"weight": [block, head, query, key]}}, "ablate": [...]}
+//       -> {"loss": target t's loss, "target": its token, "embedding": [T] ‖∂loss/∂e_j‖,
+//           "weights": [block][head] (T, T) ∂loss/∂P, "check": {"what", "analytic", "numeric", "eps"}:
+//           the chosen entry beside its central difference (labs/induction_why.h)}
+//   {"circuits": {}}
+//       -> {"qk": [block][head] (V, V) E W_qᵀ W_k Eᵀ/√d_h, "qk_diagonal": [block][head],
+//           "ov": [block] (V, V) the OV copying matrix, "ov_diagonal": [block]: the fraction of rows
+//           whose largest entry is on the diagonal, "rope": what RoPE does to the QK maps, in words}
 // Blocks and heads count from 0. A request the model cannot answer (a token past the vocabulary,
 // a head it does not have, a malformed field) is {"ok": false, "error": "..."}, never a crash.
 #pragma once

@@ -13,9 +13,11 @@
 #include <map>
 #include <string_view>
 
+#include "induction_page.h"
 #include "induction_plots.h"
 #include "induction_spread.h"
 #include "nn/checkpoint.h"
+#include "viz/html.h"
 
 namespace hg::lab::induction {
 
@@ -156,7 +158,7 @@ void two_blocks_vs_one(Report& rep, const LabOptions& o, TinyCharLM& two, Genera
   compare(rep, "2 blocks: first copy", f.c2.first, spread::kTwoFirst, off2);
   compare(rep, "2 blocks: later copies", f.c2.later, spread::kTwoLater, off2);
   compare(rep, "2 blocks: accuracy", f.c2.acc, spread::kTwoAccuracy, off2);
-  if (o.steps > 0) {
+  if (o.steps > 0 && o.one_block) {
     Generator g1(o.seed);
     TinyCharLM one(model_config(1), g1);
     one.to(o.device);
@@ -233,6 +235,52 @@ void verify_circuit(Report& rep, const LabOptions& o, TinyCharLM& two, Outputs& 
   for (size_t h = 0; h < ab.single[0].size(); ++h) rep.value(fmt::format("block 1 head {} zeroed", h), ab.single[0][h]);
 }
 
+// The live page (labs/induction_page.h): the 2-block model, and the lab's figures on the page's
+// batch (the head scores' batch, seed + 3) with and without the strongest induction heads, so the
+// page's own numbers, computed in the browser, can be held to them.
+void live_page(Report& rep, const LabOptions& o, TinyCharLM& two, const Outputs& out, const Findings& f) {
+  rep.section("the live page");
+  Generator p3(o.seed + 3);
+  const RepeatedBatch x3 = nn::repeated_batch(o.eval_batch, 64, 64, 16, 32, p3, o.device);
+  const std::vector<int64_t> heads = strongest_induction_heads(out.scores, 2);
+  auto figures = [&] {
+    const BatchFigures b = batch_figures(two, x3);
+    return nlohmann::json{{"first", b.copy.first}, {"later", b.copy.later}, {"acc", b.copy.acc},
+                          {"acc_per_position", b.acc_per_position}};
+  };
+  nlohmann::json lab = figures();
+  lab["prev"] = out.scores.prev;
+  lab["induction"] = out.scores.induction;
+  lab["induction_heads"] = nlohmann::json::array();
+  for (int64_t h : heads) {
+    lab["induction_heads"].push_back({1, h});
+    two.ablate_head(1, h);
+  }
+  lab["ablated"] = figures();
+  two.clear_ablations();
+  lab["ov_diagonal"] = f.diag;
+  rep.json()["sections"]["the live page"] = lab;
+  rep.value("later-copy accuracy on the page's batch", lab["acc"].get<double>());
+  rep.value(fmt::format("the same, block 2 heads {} and {} zeroed", heads.at(0), heads.at(1)),
+            lab["ablated"]["acc"].get<double>());
+
+  const std::string model = !o.load.empty() ? fmt::format("loaded from {}", o.load)
+                                            : fmt::format("trained by the induction lab here: {} steps, seed {}",
+                                                          out.two.later.size(), o.seed);
+  const nlohmann::json page = {
+      {"model", "The 2-block model, " + model + "."}, {"vocab", 64}, {"blocks", 2}, {"heads", 4}, {"seq", 64},
+      {"Lmin", 16}, {"Lmax", 32}, {"seed", o.seed},
+      {"batch", {{"seed", o.seed + 3}, {"n", o.eval_batch}, {"Lmin", 16}, {"Lmax", 32}}}, {"lab", lab},
+      {"text", {{"prev", spread::kPreviousTokenHead.text}, {"induction", spread::kInductionHead.text},
+                {"first", spread::kTwoFirst.text}, {"later", spread::kTwoLater.text},
+                {"acc", spread::kTwoAccuracy.text}, {"ov_diagonal", spread::kOvDiagonal.text}}}};
+  const std::string bytes = nn::safetensors_bytes(two.named_parameters(), {{"seed", std::to_string(o.seed)}});
+  write_html(o.live, induction_page_html(o.live_module, bytes, page));
+  rep.text(fmt::format("  wrote {}: open it in a browser to study the heads, zero them and see why a prediction is "
+                       "made; every number is recomputed there by the library built as WebAssembly (works offline; "
+                       "docs/page.md)", o.live));
+}
+
 void write_files(Report& rep, const LabOptions& o, const Outputs& out) {
   rep.section("files");
   const std::vector<std::string> csv = write_csv(o.out, out);
@@ -258,7 +306,7 @@ void acceptance(Report& rep, const LabOptions& o, const Findings& f, double tota
     rep.criterion_when(trained, untrained, what, measured, op, bound);
   };
   needs_training("2 blocks: later-copy accuracy", f.c2.acc, ">=", 0.8);
-  if (o.steps > 0) rep.criterion("1 block: later-copy accuracy", f.c1.acc, "<=", 0.2);
+  if (o.steps > 0 && o.one_block) rep.criterion("1 block: later-copy accuracy", f.c1.acc, "<=", 0.2);
   if (o.shortcut_steps > 0) {
     const bool learned = o.shortcut_steps >= kShortcutSteps;
     rep.criterion_when(learned, short_cut, "shortcut: second-copy accuracy, L = 32", f.sc32_acc, ">=", 0.95);
@@ -295,6 +343,7 @@ void run_induction(Report& rep, const LabOptions& o) {
   two_blocks_vs_one(rep, o, two, g2, out, f);
   inspect_heads(rep, o, two, out, f);
   verify_circuit(rep, o, two, out, f);
+  if (!o.live.empty()) live_page(rep, o, two, out, f);
   if (!o.out.empty()) write_files(rep, o, out);
 
   rep.section("timing");
@@ -306,93 +355,6 @@ void run_induction(Report& rep, const LabOptions& o) {
   rep.text(fmt::format("  whole lab            {}", duration_str(total)));
   rep.json()["timing"]["total_seconds"] = total;
   acceptance(rep, o, f, total);
-}
-
-bool run_compare_devices(Report& rep, const LabOptions& o, int64_t steps) {
-  if (steps < 1) fail("--compare-devices", "the number of steps must be at least 1, got {}", steps);
-  std::string gpu;
-  try {
-    gpu = device_description(Device::cuda);
-  } catch (const Error& e) {  // its advice (--device cpu) does not apply here: --compare-devices takes no --device
-    std::string why = e.what();
-    if (const size_t cut = why.find("; run with --device cpu"); cut != std::string::npos) why.erase(cut);
-    fail("--compare-devices", "needs a usable GPU ({}); the lab itself runs without one: leave out --compare-devices", why);
-  }
-  rep.section("the same training run on the CPU and on the GPU");
-  rep.text(fmt::format("devices: cpu and {}", gpu));
-  rep.text(fmt::format("TinyCharLM(vocab 64, d 128, 4 heads, 2 blocks, rope), float32, AdamW lr 1e-3 wd 0, batch {}, "
-                       "64-token sequences, L uniform in 16..32, seed {}, {} steps. Both models start from the same "
-                       "weights (initialised on the host, then moved) and see the same batches.",
-                       o.batch, o.seed, steps));
-  const TrainSetup setup{.steps = steps, .Lmin = 16, .Lmax = 32, .batch = o.batch};
-  ProgressLine cpu_line("cpu", o.progress), gpu_line("cuda", o.progress);
-  const DeviceRuns runs = train_on_both_devices(model_config(2), setup, o.seed, cpu_line.callback(), gpu_line.callback());
-  const CurveDiff diff = curve_difference(runs.cpu.loss, runs.gpu.loss);
-  // The bound holds over the first kDeviceCheckedSteps steps; later ones are reported only.
-  const int64_t checked = std::min(steps, kDeviceCheckedSteps);
-  const CurveDiff head = curve_difference(std::vector<double>(runs.cpu.loss.begin(), runs.cpu.loss.begin() + checked),
-                                          std::vector<double>(runs.gpu.loss.begin(), runs.gpu.loss.begin() + checked));
-
-  rep.text("  training loss (the mean cross-entropy over all targets of the step's batch):");
-  print_wrapped(fmt::format("  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}\n", "step", "cpu", "gpu", "|diff|", "rel diff"));
-  auto row = [&](int64_t step, const char* mark) {
-    const size_t i = static_cast<size_t>(step - 1);
-    print_wrapped(fmt::format("  {:>6}  {:>12.8f}  {:>12.8f}  {:>9.2e}  {:>9.2e}{}\n", step, runs.cpu.loss[i], runs.gpu.loss[i],
-               diff.abs[i], diff.rel[i], mark));
-  };
-  for (int64_t step = 1; step <= steps; ++step)
-    if (step == 1 || step % 10 == 0 || step == steps || step == diff.max_rel_step)
-      row(step, step == diff.max_rel_step ? "  <- largest" : "");
-  rep.tolerance(fmt::format("largest rel. difference, steps 1-{}", checked), head.max_rel, kDeviceTolerance);
-  if (head.max_rel > 0)
-    rep.text(fmt::format("  (at step {}; step 1: {:.2e}; ||gpu - cpu|| / ||cpu|| over these steps: {:.2e})",
-                         head.max_rel_step, head.rel[0], head.norm_rel));
-  else
-    rep.text(fmt::format("  (the two curves are equal, bit for bit, over steps 1-{})", checked));
-  if (steps > checked) {
-    const double later = *std::max_element(diff.rel.begin() + checked, diff.rel.end());
-    rep.text(fmt::format("  largest rel. difference, steps {}-{}: {:.2e} (not bounded: see below)", checked + 1, steps,
-                         later));
-  }
-  rep.text(fmt::format("  seconds: cpu {:.1f}, gpu {:.1f} ({:.1f} and {:.1f} ms/step)", runs.cpu.seconds,
-                       runs.gpu.seconds, 1000 * runs.cpu.seconds / static_cast<double>(steps),
-                       1000 * runs.gpu.seconds / static_cast<double>(steps)));
-  rep.text("Why the curves differ at all: both devices compute in float32 with the same formulas but not in the same");
-  rep.text("order (cuBLAS and OpenBLAS block and sum the matmuls' dot products differently; the GPU's softmax,");
-  rep.text("cross-entropy and gradient reductions have their own order and its expf its own last bit), so single");
-  rep.text("results differ in their last bits (relative 6e-8 per rounding). Early on the logits are small");
-  rep.text("(embeddings N(0, 0.02^2)), the loss sits near log 64 and hardly feels them: the curves agree to a few");
-  rep.text("float32 spacings of the loss (4.8e-7 near 4.1, relative 1.2e-7), often exactly. The bound allows ~85");
-  rep.text("such spacings.");
-  rep.text("Why they drift apart later: training feeds each step's weights into the next, and AdamW divides every");
-  rep.text("gradient entry by its own running size, so an entry near zero whose sign rounding decides moves its");
-  rep.text("weight by a full step (lr) one way or the other; such differences grow step after step (training is");
-  rep.text("chaotic in this sense), most of all in the loss transition. Measured on the CPU alone (seed 1, batch");
-  rep.text("128): two runs whose initial weights differ by one float32 ulp agree to one spacing of the loss up to");
-  rep.text("step ~800, differ by 1e-6 at step 1,200 and by 5.5e-5 (later-copy loss: 2.2e-4) in the transition, steps");
-  rep.text("1,500-1,600. The GPU adds new last-bit differences every step, so its curve may drift sooner. Both are");
-  rep.text("correct runs of the same training.");
-  const bool within = head.max_rel <= kDeviceTolerance;
-  rep.json()["compare_devices"] = {{"steps", steps},
-                                   {"seed", o.seed},
-                                   {"batch", o.batch},
-                                   {"gpu", gpu},
-                                   {"cpu_loss", runs.cpu.loss},
-                                   {"gpu_loss", runs.gpu.loss},
-                                   {"abs_diff", diff.abs},
-                                   {"rel_diff", diff.rel},
-                                   {"max_rel_diff", diff.max_rel},
-                                   {"max_rel_step", diff.max_rel_step},
-                                   {"norm_rel_diff", diff.norm_rel},
-                                   {"checked_steps", checked},
-                                   {"checked_max_rel_diff", head.max_rel},
-                                   {"tolerance", kDeviceTolerance},
-                                   {"within_tolerance", within},
-                                   {"cpu_seconds", runs.cpu.seconds},
-                                   {"gpu_seconds", runs.gpu.seconds}};
-  rep.text(fmt::format("max rel diff {:.2e} {} {:.0e} (steps 1-{})", head.max_rel, within ? "<=" : "EXCEEDS",
-                       kDeviceTolerance, checked));
-  return within;
 }
 
 }  // namespace hg::lab::induction

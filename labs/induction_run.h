@@ -23,6 +23,9 @@ struct LabOptions {
   bool pictures = true;                     // draw PNGs when gnuplot is installed
   bool progress = true;                     // the progress line on stderr
   Device device = Device::cpu;              // where the models train and every measurement runs
+  bool one_block = true;                    // train the 1-block control (with steps > 0)
+  std::string live;                         // write the live page here (labs/induction_page.h); empty: none
+  std::string live_module;                  // the page's WebAssembly module's script, with `live`
 };
 
 // Runs every experiment and reports each number beside the text's. Also records, under the JSON

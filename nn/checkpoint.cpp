@@ -74,8 +74,8 @@ uint64_t get_u64_le(const unsigned char* p) {
 
 // ---------------------------------------------------------------- writing
 
-void save_safetensors(const std::string& path, const NamedTensors& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+std::string safetensors_bytes(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata,
+                              const std::string& path) {
   const char* op = "save_safetensors";
   std::set<std::string> names;
   std::vector<Tensor> host;  // contiguous cpu copies (or the tensors themselves), in data order
@@ -101,19 +101,26 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the Python library pads to a multiple of 8
+  std::string out(8, '\0');
+  put_u64_le(out.data(), text.size());
+  out += text;
+  out.reserve(out.size() + offset);
+  for (const Tensor& c : host)
+    out.append(static_cast<const char*>(c.raw_data()), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
+  return out;
+}
 
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  const char* op = "save_safetensors";
+  const std::string bytes = safetensors_bytes(tensors, metadata, path);
   // Write next to the target and rename, so an interrupted save never leaves a half-written file
   // under the checkpoint's name.
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) fail(op, "{}: cannot open '{}' for writing (does the folder exist? is it writable?)", path, tmp);
-    char len[8];
-    put_u64_le(len, text.size());
-    f.write(len, 8);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const Tensor& c : host)
-      f.write(static_cast<const char*>(c.raw_data()), static_cast<std::streamsize>(c.numel() * dtype_size(c.dtype())));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     f.flush();
     if (!f) {
       f.close();

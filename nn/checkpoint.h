@@ -21,6 +21,10 @@ namespace hg::nn {
 // F32, F64, I64 and BOOL are supported; tensors on a GPU are downloaded. Loaded tensors are on the cpu.
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const std::map<std::string, std::string>& metadata = {});
+// The bytes save_safetensors writes (to put a model inside a page or an archive); `path` names
+// them in messages.
+std::string safetensors_bytes(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata = {},
+                              const std::string& path = "<memory>");
 struct SafetensorsFile {
   NamedTensors tensors;  // in data order
   std::map<std::string, std::string> metadata;

@@ -73,8 +73,9 @@ nlohmann::json json_number(double v);
 // One file; no network request.
 std::string live_page_html(const std::string& module_js);
 // The module's script from `path` (the full build writes it to build/wasm/three_token_live.js when
-// Emscripten is installed); throws hg::Error saying how to build it when it is not there.
-std::string read_live_module(const std::string& path);
+// Emscripten is installed); throws hg::Error saying how to build it when it is not there, or when
+// it is not a module that defines `export_name` (the induction page's is handgradInduction).
+std::string read_live_module(const std::string& path, const std::string& export_name = "handgradLive");
 
 // Writes `html` to `path`; throws hg::Error naming the path and the reason when it cannot.
 void write_html(const std::string& path, const std::string& html);

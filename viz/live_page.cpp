@@ -12,7 +12,7 @@
 
 namespace hg {
 
-std::string read_live_module(const std::string& path) {
+std::string read_live_module(const std::string& path, const std::string& export_name) {
   std::ifstream f(path, std::ios::binary);
   if (!f)
     fail("live page", "its WebAssembly module is not at '{}'. The full build makes it when Emscripten is installed "
@@ -20,8 +20,8 @@ std::string read_live_module(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   std::string js = ss.str();
-  if (js.find("handgradLive") == std::string::npos)
-    fail("live page", "'{}' is not the live page's module (no handgradLive in it); build it again", path);
+  if (js.find(export_name) == std::string::npos)
+    fail("live page", "'{}' is not the live page's module (no {} in it); build it again", path, export_name);
   // The module sits inside the page's <script>: a "</script" in it would end that element early.
   if (js.find("</script") != std::string::npos)
     fail("live page", "'{}' holds \"</script\", which would end the page's script; it cannot be inlined", path);

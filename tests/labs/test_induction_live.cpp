@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "labs/induction_lab.h"
 #include "labs/induction_live.h"
+#include "labs/induction_page.h"
 #include "nn/checkpoint.h"
 
 using namespace hg;
@@ -72,7 +74,7 @@ TEST_CASE("induction live: every bad request is an answer naming the field") {
   InductionLive live(as_bytes(bytes));
   const std::pair<const char*, const char*> cases[] = {
       {"[1, 2]", "must be a JSON object"},
-      {"{}", "'sequence', 'study' or 'batch'"},
+      {"{}", "'sequence', 'study', 'batch', 'why' or 'circuits'"},
       {"not json", "parse"},
       {R"({"sequence": 5})", "'sequence' must be an object"},
       {R"({"sequence": {"seed": 7, "Lmin": 16}})", "'Lmax' must be a whole number"},
@@ -86,6 +88,14 @@ TEST_CASE("induction live: every bad request is an answer naming the field") {
       {R"({"study": {"tokens": [1, 2, 3], "L": 1}, "ablate": [[0]]})", "must be [block, head]"},
       {R"({"study": {"tokens": [1, 2, 3], "L": 1}, "ablate": 3})", "a list of [block, head] pairs"},
       {R"({"batch": {"seed": 1, "n": 0, "Lmin": 16, "Lmax": 32}})", "'n' is 0"},
+      {R"({"batch": {"seed": 1, "n": 8, "Lmin": 16, "Lmax": 32, "from": 8}})", "'from' is 8; it must be from 0 to 7"},
+      {R"({"batch": {"seed": 1, "n": 8, "Lmin": 16, "Lmax": 32, "from": 4, "count": 5}})", "'count' is 5; it must be from 1 to 4"},
+      {R"({"why": {"tokens": [1, 2, 3], "position": 2}})", "'position' is 2; it must be from 0 to 1"},
+      {R"({"why": {"tokens": [1, 2, 3], "position": 1, "check": {"embedding": 5}}})", "'embedding' is 5"},
+      {R"({"why": {"tokens": [1, 2, 3], "position": 1, "check": {"weight": [0, 0, 0, 1]}}})", "no attention weight at query 0, key 1"},
+      {R"({"why": {"tokens": [1, 2, 3], "position": 1, "check": {"weight": [0, 9, 1, 0]}}})", "no head [0, 9]"},
+      {R"({"why": {"tokens": [1, 2, 3], "position": 1, "check": {"weight": [0, 0.5, 1, 0]}}})", "[block, head, query, key]"},
+      {R"({"why": {"tokens": [1, 2, 3], "position": 1, "check": "here"}})", "'check' must be"},
   };
   for (const auto& [request, words] : cases) {
     CAPTURE(request);
@@ -95,11 +105,131 @@ TEST_CASE("induction live: every bad request is an answer naming the field") {
   }
 }
 
+// A batch asked for in pieces, each mean weighed by its count, is the batch asked for whole.
+TEST_CASE("induction live: a batch in pieces combines to the whole batch") {
+  const std::string bytes = model_bytes();
+  InductionLive live(as_bytes(bytes));
+  const json whole = json::parse(live.answer(R"({"batch": {"seed": 4, "n": 12, "Lmin": 16, "Lmax": 32}, "ablate": [[1, 2]]})"));
+  REQUIRE(whole["ok"] == true);
+  CHECK(whole["n"] == 12);
+  std::map<std::string, double> sum, count;
+  std::vector<double> acc(63, 0.0);
+  for (int from = 0; from < 12; from += 5) {
+    const int n = std::min(5, 12 - from);
+    const json piece = json::parse(live.answer(fmt::format(
+        R"({{"batch": {{"seed": 4, "n": 12, "Lmin": 16, "Lmax": 32, "from": {}, "count": {}}}, "ablate": [[1, 2]]}})", from, n)));
+    REQUIRE(piece["ok"] == true);
+    CHECK(piece["n"] == n);
+    for (const char* k : {"first", "later", "acc"}) {
+      const double c = piece[k == std::string("first") ? "n_first" : "n_later"];
+      sum[k] += piece[k].get<double>() * c;
+      count[k] += c;
+    }
+    for (int b = 0; b < 2; ++b)
+      for (int h = 0; h < 4; ++h) {
+        const std::string p = fmt::format("prev{}{}", b, h), i = fmt::format("ind{}{}", b, h);
+        sum[p] += piece["prev"][b][h].get<double>() * piece["n_prev"].get<double>();
+        count[p] += piece["n_prev"].get<double>();
+        sum[i] += piece["induction"][b][h].get<double>() * piece["n_induction"].get<double>();
+        count[i] += piece["n_induction"].get<double>();
+      }
+    for (size_t t = 0; t < 63; ++t) acc[t] += piece["acc_per_position"][t].get<double>() * n;
+  }
+  for (const char* k : {"first", "later", "acc"}) CHECK(sum[k] / count[k] == doctest::Approx(whole[k].get<double>()).epsilon(1e-5));
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < 4; ++h) {
+      CHECK(sum[fmt::format("prev{}{}", b, h)] / count[fmt::format("prev{}{}", b, h)] ==
+            doctest::Approx(whole["prev"][b][h].get<double>()).epsilon(1e-5));
+      CHECK(sum[fmt::format("ind{}{}", b, h)] / count[fmt::format("ind{}{}", b, h)] ==
+            doctest::Approx(whole["induction"][b][h].get<double>()).epsilon(1e-5));
+    }
+  for (size_t t = 0; t < 63; ++t) CHECK(acc[t] / 12 == doctest::Approx(whole["acc_per_position"][t].get<double>()));
+}
+
+// The written-out float64 forward is the model's: its losses and weights equal the model's own
+// (float32) to float32 rounding, with a head zeroed too; its gradients agree with central differences.
+TEST_CASE("induction live: why this prediction") {
+  const std::string bytes = model_bytes();
+  InductionLive live(as_bytes(bytes));
+  const json seq = json::parse(live.answer(R"({"sequence": {"seed": 5, "Lmin": 16, "Lmax": 32}})"));
+  for (const json& ablate : {json::array(), json{{1, 0}, {0, 3}}}) {
+    CAPTURE(ablate.dump());
+    json study = {{"study", {{"tokens", seq["tokens"]}, {"L", seq["L"]}}}, {"ablate", ablate}};
+    const json s = json::parse(live.answer(study.dump()));
+    REQUIRE(s["ok"] == true);
+    for (int t : {0, 20, 40, 62}) {
+      CAPTURE(t);
+      json why = {{"why", {{"tokens", seq["tokens"]}, {"L", seq["L"]}, {"position", t}, {"check", {{"embedding", t / 2}}}}},
+                  {"ablate", ablate}};
+      const json w = json::parse(live.answer(why.dump()));
+      REQUIRE(w["ok"] == true);
+      CHECK(w["loss"].get<double>() == doctest::Approx(s["loss"][t].get<double>()).epsilon(1e-5));
+      CHECK(w["target"] == seq["tokens"][t + 1]);
+      CHECK(w["embedding"].size() == 63);
+      for (int j = t + 1; j < 63; ++j) CHECK(w["embedding"][j].get<double>() == 0.0);  // later inputs play no part
+      const json& c = w["check"];
+      CHECK(c["analytic"].get<double>() == w["embedding"][t / 2].get<double>());
+      CHECK(std::abs(c["analytic"].get<double>() - c["numeric"].get<double>()) <= 1e-7 + 1e-5 * std::abs(c["numeric"].get<double>()));
+      why["why"]["check"] = {{"weight", {0, 1, t, t / 3}}};
+      const json a = json::parse(live.answer(why.dump()));
+      REQUIRE(a["ok"] == true);
+      const double g = a["weights"][0][1][t][t / 3], n = a["check"]["numeric"];
+      CHECK(a["check"]["analytic"].get<double>() == g);
+      CHECK(std::abs(g - n) <= 1e-7 + 1e-5 * std::abs(n));
+      if (ablate.size() == 2) CHECK(a["weights"][1][0][t][0].get<double>() == 0.0);  // a zeroed head's weights do nothing
+    }
+  }
+}
+
+TEST_CASE("induction live: the circuits") {
+  const std::string bytes = model_bytes();
+  InductionLive live(as_bytes(bytes));
+  const json c = json::parse(live.answer(R"({"circuits": {}})"));
+  REQUIRE(c["ok"] == true);
+  REQUIRE(c["qk"].size() == 2);
+  REQUIRE(c["qk"][1].size() == 4);
+  CHECK(c["qk"][1][3].size() == 64);
+  CHECK(c["qk"][1][3][0].size() == 64);
+  Generator gen(3);
+  nn::TinyCharLM model(model_config(2), gen);  // the same weights model_bytes() saved
+  for (int64_t b = 0; b < 2; ++b) {
+    const Tensor C = ov_copy_matrix(model, b);
+    CHECK(c["ov_diagonal"][b].get<double>() == diagonal_fraction(C));
+    CHECK(c["ov"][b][5][7].get<double>() == doctest::Approx(C.select(0, 5).select(0, 7).item()).epsilon(1e-9));
+  }
+  // QK of block 1 head 2 at tokens (9, 4): e_9ᵀ W_qᵀ W_k e_4 / √32, from the weights directly.
+  const std::vector<double> E = model.token_emb->weight.to(DType::f64).contiguous().to_vector();
+  const std::vector<double> W = model.blks[0]->qkv->weight.to(DType::f64).contiguous().to_vector();
+  double s = 0;
+  for (int r = 0; r < 32; ++r) {
+    double q = 0, k = 0;
+    for (int i = 0; i < 128; ++i) {
+      q += W[static_cast<size_t>((2 * 32 + r) * 128 + i)] * E[static_cast<size_t>(9 * 128 + i)];
+      k += W[static_cast<size_t>((128 + 2 * 32 + r) * 128 + i)] * E[static_cast<size_t>(4 * 128 + i)];
+    }
+    s += q * k;
+  }
+  CHECK(c["qk"][0][2][9][4].get<double>() == doctest::Approx(s / std::sqrt(32.0)).epsilon(1e-9));
+}
+
 TEST_CASE("induction live: bytes that are not the model's parameters are an hg::Error") {
   const std::string junk = "not a safetensors file";
   CHECK_THROWS_AS(InductionLive(as_bytes(junk)), Error);
   const std::string one_block = model_bytes(1);
   CHECK_THROWS_AS(InductionLive(as_bytes(one_block)), Error);
+}
+
+// RFC 4648's test vectors, and bytes of every value.
+TEST_CASE("induction page: base64 and the lab's figures inside a script element") {
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},          {"f", "Zg=="},         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},   {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
+  for (const auto& [in, out] : vectors) CHECK(base64(in) == out);
+  CHECK(base64(std::string("\xff\x00\xfe", 3)) == "/wD+");
+  const std::string page = induction_page_html("var handgradInduction = 1;", "abc", {{"model", "</script><b>"}});
+  CHECK(page.find("</script><b>") == std::string::npos);
+  CHECK(page.find(R"(<\/script><b>)") != std::string::npos);
+  CHECK(page.find(">YWJj</script>") != std::string::npos);
 }
 
 #endif  // HANDGRAD_WITH_LABKIT
