@@ -6,6 +6,7 @@ Importing it exits with "SKIPPED: <why>" (status 0) where Chromium, its driver o
 import json
 import math
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,7 @@ if not DRIVER:
     skip("chromedriver is not on PATH (Debian: apt-get install chromium-driver)")
 
 __all__ = ["By", "Keys", "failures", "check", "run", "flat", "close", "start", "load", "network_requests",
-           "console_errors", "skip", "finish"]
+           "console_errors", "skip", "finish", "cpu_model"]
 failures = []
 
 
@@ -116,3 +117,16 @@ def finish(name, shots):
     if failures:
         sys.exit(f"{name}: {len(failures)} checks failed")
     print(f"{name}: every check passed")
+
+
+def cpu_model():
+    """/proc/cpuinfo's name with its family and model numbers (a virtual machine may say only "AMD EPYC"),
+    and the widest vector level it offers (for the benches' records)."""
+    info = {}
+    for line in open("/proc/cpuinfo"):
+        key, _, value = line.partition(":")
+        info.setdefault(key.strip(), value.strip())
+    name = info.get("model name") or platform.processor() or "unknown"
+    flags = info.get("flags", "").split()
+    level = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "baseline"
+    return f"{name}, family {info.get('cpu family', '?')} model {info.get('model', '?')} ({level})"
