@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   o.progress = !quiet;
 
   // Under mpirun (nn/comm.h): each rank trains on its share of --batch; only rank 0 writes files.
-  if (const int rc = split_across_ranks(o.batch, {&o.out, &o.save}, o.progress); rc != 0) return rc;
+  if (const int rc = split_across_ranks(o.batch, {&o.out, &o.save, &o.live}, o.progress); rc != 0) return rc;
 
   if (app.count("--compare-devices") > 0) {
     bool within = false;

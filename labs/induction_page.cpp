@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+
 #include "viz/page_assets.h"
 
 namespace hg::lab::induction {
@@ -32,6 +34,14 @@ std::string induction_page_html(const std::string& module_js, const std::string&
   // (JSON reads both alike).
   std::string data = lab.dump();
   for (size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 3)) data.replace(at, 2, "<\\/");
+  // The page's script: one <script> for each of its files in viz/, in the order they run: the parts
+  // first, then induction_live.js, which reads them (viz/page_assets.h).
+  std::string scripts;
+  for (const char* script :
+       {induction_page_draw_script(), induction_page_sequence_script(), induction_page_maps_script(),
+        induction_page_charts_script(), induction_page_batch_script(), induction_page_circuits_script(),
+        induction_page_link_script(), induction_page_script()})
+    scripts += fmt::format("<script>{}</script>\n", script);
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -40,9 +50,8 @@ std::string induction_page_html(const std::string& module_js, const std::string&
       "<style>{}{}</style></head>\n<body class=\"induction\">\n{}\n"
       "<script id=\"hg-induction-model\" type=\"application/octet-stream\">{}</script>\n"
       "<script id=\"hg-induction-lab\" type=\"application/json\">{}</script>\n"
-      "<script>{}</script>\n<script>{}</script>\n</body></html>\n",
-      html_page_style(), induction_page_style(), induction_page_body(), base64(model), data, module_js,
-      induction_page_script());
+      "<script>{}</script>\n{}</body></html>\n",
+      html_page_style(), induction_page_style(), induction_page_body(), base64(model), data, module_js, scripts);
 }
 
 }  // namespace hg::lab::induction

@@ -2,8 +2,10 @@
 // (Sections 10.6.2–10.6.3) live. One self-contained HTML file holds the trained 2-block model (its
 // safetensors bytes, base64), the lab's own figures for the page's batch, and the library built as
 // WebAssembly with the model's requests (labs/induction_live.h, the module handgradInduction);
-// viz/induction_live.js draws the heads, losses, ablations, gradients and circuits, every number
-// asked of the module in the browser. No request leaves the page.
+// the page's scripts (viz/induction_*.js: the drawing kit, the sequence, the maps, the charts, the
+// batch, the circuits, the link, and induction_live.js, which holds the state and asks) draw the
+// heads, losses, ablations, gradients and circuits, every number asked of the module in the
+// browser. No request leaves the page.
 #pragma once
 #include <nlohmann/json.hpp>
 
