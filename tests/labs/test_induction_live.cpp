@@ -16,6 +16,7 @@
 #include "labs/induction_lab.h"
 #include "labs/induction_live.h"
 #include "labs/induction_page.h"
+#include "labs/induction_why.h"
 #include "nn/checkpoint.h"
 
 using namespace hg;
@@ -179,6 +180,32 @@ TEST_CASE("induction live: why this prediction") {
       if (ablate.size() == 2) CHECK(a["weights"][1][0][t][0].get<double>() == 0.0);  // a zeroed head's weights do nothing
     }
   }
+}
+
+// The written-out forward's attention weights are the model's own (float32 there, float64 here),
+// and a model whose positions it does not write out is refused in words.
+TEST_CASE("induction why: its weights are the model's; other positions refused") {
+  Generator gen(3);
+  nn::TinyCharLM model(model_config(2), gen);
+  std::vector<int64_t> tokens;
+  for (int64_t i = 0; i < 40; ++i) tokens.push_back((i * 7 + 3) % 64);
+  model.ablate_head(0, 2);
+  const Why why = why_prediction(model, tokens, 30, {});
+  const std::vector<Tensor> maps =
+      model.attention_weights(index_tensor(std::vector<int64_t>(tokens.begin(), tokens.end() - 1), {1, 39}));
+  REQUIRE(why.patterns.size() == 2);
+  for (size_t b = 0; b < 2; ++b)
+    for (int64_t h = 0; h < 4; ++h) {
+      const std::vector<double> mine = why.patterns[b][static_cast<size_t>(h)].to_vector();
+      const std::vector<double> theirs = maps[b].select(0, 0).select(0, h).to(DType::f64).contiguous().to_vector();
+      REQUIRE(mine.size() == theirs.size());
+      double worst = 0;
+      for (size_t i = 0; i < mine.size(); ++i) worst = std::max(worst, std::abs(mine[i] - theirs[i]));
+      CHECK(worst <= 1e-5);
+    }
+  Generator gen2(3);
+  nn::TinyCharLM alibi(model_config(2, false, "alibi"), gen2);
+  CHECK_THROWS_WITH_AS(why_prediction(alibi, tokens, 3, {}), doctest::Contains("positions are 'alibi'"), Error);
 }
 
 TEST_CASE("induction live: the circuits") {
